@@ -1,0 +1,9 @@
+"""(not yet built) serve"""
+
+
+def add_arguments(parser):
+    pass
+
+
+def main(args):
+    raise SystemExit("bench serve: not built yet")

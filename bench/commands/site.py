@@ -1,0 +1,9 @@
+"""(not yet built) site"""
+
+
+def add_arguments(parser):
+    pass
+
+
+def main(args):
+    raise SystemExit("bench site: not built yet")

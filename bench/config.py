@@ -1,0 +1,272 @@
+"""benchmarks.yaml: load, validate, and expose as immutable objects.
+
+Format history:
+  version 1 (2026-12): harness, models, modes, backends, devices, trends, compare.
+
+Every error names the file, the key path (e.g. ``devices.apple-m4.backends``),
+the bad value and the expected form, so a typo in the YAML is a one-line fix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import yaml
+
+CONFIG_VERSION = 1
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_PATH = REPO_ROOT / "benchmarks.yaml"
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+class ConfigError(ValueError):
+    """benchmarks.yaml is malformed; the message names key, value and form."""
+
+
+@dataclass(frozen=True)
+class Harness:
+    timeout: float
+    repeats: int
+    quick_repeats: int
+    min_repeat_seconds: float
+    quick_min_repeat_seconds: float
+    warmup_steps: int
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    batch_size: int
+
+
+@dataclass(frozen=True)
+class Backend:
+    label: str
+    keras_backend: str
+    install: tuple[str, ...]
+    plugins: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Device:
+    label: str
+    runs_on: tuple[str, ...]
+    backends: tuple[str, ...]
+    accelerator: str
+    local_only: bool
+    install: Mapping[str, tuple[str, ...]]
+    env: Mapping[str, str]
+
+    def install_spec(self, backend: Backend) -> tuple[str, ...]:
+        """What pip installs for `backend` on this device (its override wins)."""
+        return self.install.get(backend.label, backend.install)
+
+
+@dataclass(frozen=True)
+class Trends:
+    """Status thresholds (DESIGN.md): days, points and fractions."""
+
+    stale_days: int = 3
+    min_points: int = 5
+    window: int = 10
+    confirm: int = 3
+    min_change: float = 0.05
+    noise_factor: float = 3.0
+    sparkline_points: int = 15
+
+
+@dataclass(frozen=True)
+class Compare:
+    nights: int = 7
+    min_change: float = 0.03
+    alpha: float = 0.01
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    harness: Harness
+    models: Mapping[str, Model]
+    modes: tuple[str, ...]
+    backends: Mapping[str, Backend]
+    devices: Mapping[str, Device]
+    trends: Trends = field(default_factory=Trends)
+    compare: Compare = field(default_factory=Compare)
+
+    def backend(self, label: str) -> Backend:
+        if label not in self.backends:
+            raise ConfigError(
+                f"{self.path}: unknown backend {label!r}; "
+                f"expected one of: {', '.join(self.backends)}"
+            )
+        return self.backends[label]
+
+    def device(self, label: str) -> Device:
+        if label not in self.devices:
+            raise ConfigError(
+                f"{self.path}: unknown device {label!r}; "
+                f"expected one of: {', '.join(self.devices)}"
+            )
+        return self.devices[label]
+
+
+def load(path: str | Path | None = None) -> Config:
+    """Read and validate benchmarks.yaml (the repo's own when `path` is None)."""
+    path = Path(path) if path is not None else DEFAULT_PATH
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    return parse(raw, path)
+
+
+def parse(raw: Any, path: Path | str = "benchmarks.yaml") -> Config:
+    path = Path(path)
+    c = _Checker(path)
+    top = c.mapping(raw, "")
+    version = top.get("version")
+    if version != CONFIG_VERSION:
+        raise ConfigError(
+            f"{path}: key 'version' is {version!r}; this bench reads version "
+            f"{CONFIG_VERSION} (update bench, or fix the file)"
+        )
+    c.known_keys(top, "", {"version", "harness", "models", "modes", "backends",
+                            "devices", "trends", "compare"})
+    models = {
+        name: Model(name, c.pos_int(c.mapping(m, f"models.{name}").get("batch_size"),
+                                    f"models.{name}.batch_size"))
+        for name, m in c.labelled(top.get("models"), "models").items()
+    }
+    modes = c.labels(top.get("modes"), "modes")
+    backends = {lab: _backend(c, lab, b) for lab, b in c.labelled(top.get("backends"), "backends").items()}
+    devices = {lab: _device(c, lab, d, backends) for lab, d in c.labelled(top.get("devices"), "devices").items()}
+    return Config(
+        path=path,
+        harness=_harness(c, top.get("harness")),
+        models=MappingProxyType(models),
+        modes=modes,
+        backends=MappingProxyType(backends),
+        devices=MappingProxyType(devices),
+        trends=_section(c, Trends, top.get("trends", {}), "trends"),
+        compare=_section(c, Compare, top.get("compare", {}), "compare"),
+    )
+
+
+def _harness(c: "_Checker", raw: Any) -> Harness:
+    return _section(c, Harness, raw, "harness", required=True)
+
+
+def _section(c: "_Checker", cls, raw: Any, key: str, required: bool = False):
+    """Build a flat dataclass of positive numbers from a mapping."""
+    m = c.mapping(raw, key)
+    names = {f for f in cls.__dataclass_fields__}
+    c.known_keys(m, key, names)
+    kwargs = {}
+    for name, f in cls.__dataclass_fields__.items():
+        if name not in m:
+            if required:
+                raise ConfigError(f"{c.path}: key '{key}.{name}' is missing; expected a positive number")
+            continue
+        kwargs[name] = c.pos_int(m[name], f"{key}.{name}") if f.type == "int" else c.pos_num(m[name], f"{key}.{name}")
+    return cls(**kwargs)
+
+
+def _backend(c: "_Checker", label: str, raw: Any) -> Backend:
+    key = f"backends.{label}"
+    m = c.mapping(raw, key)
+    c.known_keys(m, key, {"keras_backend", "install", "plugins"})
+    kb = m.get("keras_backend")
+    if not isinstance(kb, str) or not _LABEL.match(kb):
+        raise ConfigError(f"{c.path}: key '{key}.keras_backend' is {kb!r}; expected a KERAS_BACKEND name such as 'jax'")
+    return Backend(label, kb, c.strings(m.get("install", []), f"{key}.install"),
+                   c.strings(m.get("plugins", []), f"{key}.plugins"))
+
+
+def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]) -> Device:
+    key = f"devices.{label}"
+    m = c.mapping(raw, key)
+    c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env"})
+    names = c.labels(m.get("backends"), f"{key}.backends")
+    for b in names:
+        if b not in backends:
+            raise ConfigError(f"{c.path}: key '{key}.backends' names {b!r}; expected one of the backends: {', '.join(backends)}")
+    install = c.mapping(m.get("install", {}), f"{key}.install")
+    for b in install:
+        if b not in backends:
+            raise ConfigError(f"{c.path}: key '{key}.install' names {b!r}; expected one of the backends: {', '.join(backends)}")
+    env = c.mapping(m.get("env", {}), f"{key}.env")
+    for k, v in env.items():
+        if not isinstance(v, (str, int, float)):
+            raise ConfigError(f"{c.path}: key '{key}.env.{k}' is {v!r}; expected a string")
+    accel = m.get("accelerator", "cpu")
+    if accel not in ("cpu", "gpu"):
+        raise ConfigError(f"{c.path}: key '{key}.accelerator' is {accel!r}; expected 'cpu' or 'gpu'")
+    local_only = m.get("local_only", False)
+    if not isinstance(local_only, bool):
+        raise ConfigError(f"{c.path}: key '{key}.local_only' is {local_only!r}; expected true or false")
+    return Device(
+        label=label,
+        runs_on=c.strings(m.get("runs_on", []), f"{key}.runs_on"),
+        backends=names,
+        accelerator=accel,
+        local_only=local_only,
+        install=MappingProxyType({b: c.strings(v, f"{key}.install.{b}") for b, v in install.items()}),
+        env=MappingProxyType({str(k): str(v) for k, v in env.items()}),
+    )
+
+
+@dataclass(frozen=True)
+class _Checker:
+    path: Path
+
+    def fail(self, key: str, value: Any, expected: str):
+        where = f"key '{key}'" if key else "the top level"
+        raise ConfigError(f"{self.path}: {where} is {value!r}; expected {expected}")
+
+    def mapping(self, v: Any, key: str) -> dict:
+        if not isinstance(v, dict):
+            self.fail(key, v, "a mapping")
+        return v
+
+    def labelled(self, v: Any, key: str) -> dict:
+        m = self.mapping(v, key)
+        if not m:
+            self.fail(key, v, "at least one entry")
+        for k in m:
+            if not isinstance(k, str) or not _LABEL.match(k):
+                self.fail(f"{key}.{k}", k, "a label of letters, digits, '.', '_' or '-'")
+        return m
+
+    def known_keys(self, m: dict, key: str, allowed: set[str]) -> None:
+        for k in m:
+            if k not in allowed:
+                where = f"{key}.{k}" if key else k
+                raise ConfigError(f"{self.path}: unknown key '{where}'; expected one of: {', '.join(sorted(allowed))}")
+
+    def strings(self, v: Any, key: str) -> tuple[str, ...]:
+        if not isinstance(v, list) or not all(isinstance(s, str) and s for s in v):
+            self.fail(key, v, "a list of non-empty strings")
+        return tuple(v)
+
+    def labels(self, v: Any, key: str) -> tuple[str, ...]:
+        items = self.strings(v, key)
+        if not items:
+            self.fail(key, v, "a non-empty list of labels")
+        return items
+
+    def pos_int(self, v: Any, key: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            self.fail(key, v, "a positive integer")
+        return v
+
+    def pos_num(self, v: Any, key: str) -> float:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            self.fail(key, v, "a positive number")
+        return float(v)

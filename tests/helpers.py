@@ -1,0 +1,61 @@
+"""Builders for made-up run records and data folders, shared by the tests."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterable, Sequence
+
+from bench.record import RunRecord, format_time, write
+
+T0 = datetime(2026, 11, 1, 2, 0, tzinfo=timezone.utc)
+
+
+def ok(model: str, mode: str, value: float, samples: Sequence[float] | None = None, **extra) -> dict:
+    r = {"model": model, "mode": mode, "status": "ok", "value": value, "unit": "samples/s",
+         "samples": list(samples) if samples is not None else [value] * 5}
+    r.update(extra)
+    return r
+
+
+def failed(model: str, mode: str, kind: str = "crash", message: str = "boom") -> dict:
+    return {"model": model, "mode": mode, "status": "failed", "error": {"kind": kind, "message": message}}
+
+
+def skipped(model: str, mode: str, message: str = "not supported") -> dict:
+    return {"model": model, "mode": mode, "status": "skipped",
+            "error": {"kind": "unsupported", "message": message}}
+
+
+def make_record(results: Iterable[dict], *, backend: str = "jax", device: str = "local-cpu",
+                keras_backend: str | None = None, started_at: datetime = T0, run_id: str | None = None,
+                attempt: int = 1, event: str = "schedule", keras_version: str = "3.16.0.dev2026110102",
+                environment: dict | None = None, url: str | None = None) -> RunRecord:
+    run = {"id": run_id or f"{int(started_at.timestamp())}", "attempt": attempt, "event": event,
+           "started_at": format_time(started_at)}
+    if url:
+        run["url"] = url
+    env = {"keras_version": keras_version, "keras_source": "nightly"}
+    env.update(environment or {})
+    return RunRecord.from_dict({
+        "schema_version": 1,
+        "run": run,
+        "target": {"backend": backend, "keras_backend": keras_backend or backend.split("-")[0],
+                   "device": device},
+        "environment": env,
+        "results": list(results),
+    }, source="made-up")
+
+
+def nightly_series(values: Sequence[float], *, model="cnn", mode="train", start: datetime = T0,
+                   **kw) -> list[RunRecord]:
+    """One record per night, one result each."""
+    return [make_record([ok(model, mode, v)], started_at=start + timedelta(days=i), **kw)
+            for i, v in enumerate(values)]
+
+
+def write_data(records: Iterable[RunRecord], data_dir: Path) -> Path:
+    """Lay records out as on the data branch: DATA/runs/YYYY/MM/DD/..."""
+    for rec in records:
+        write(rec, data_dir, rec.relpath())
+    return data_dir

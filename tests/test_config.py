@@ -1,0 +1,41 @@
+import pytest
+import yaml
+
+from bench import config
+
+
+def test_shipped_config_describes_the_homelab():
+    c = config.load()
+    assert c.device("rtx-5070-ti").backends == ("jax", "torch")
+    assert c.device("apple-m4").backends == ("mlx",)
+    assert c.device("apple-m4-cpu").backends == ("mlx-main",)
+    assert c.device("ryzen-5800x3d").backends == ("openvino",)
+    assert c.device("local-cpu").local_only
+    assert c.backend("mlx-main").keras_backend == "mlx"
+    assert c.trends.min_points == 5 and c.trends.stale_days == 3
+
+
+def _raw():
+    return yaml.safe_load(config.DEFAULT_PATH.read_text())
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda r: r["devices"]["apple-m4"].update(backends="mlx"), "key 'devices.apple-m4.backends' is 'mlx'; expected a list"),
+    (lambda r: r["devices"]["apple-m4"].update(backends=["nope"]), "'devices.apple-m4.backends' names 'nope'"),
+    (lambda r: r["models"]["cnn"].update(batch_size=0), "key 'models.cnn.batch_size' is 0; expected a positive integer"),
+    (lambda r: r["trends"].update(min_change="5%"), "key 'trends.min_change' is '5%'; expected a positive number"),
+    (lambda r: r["backends"]["jax"].pop("keras_backend"), "'backends.jax.keras_backend' is None"),
+    (lambda r: r.update(version=9), "key 'version' is 9"),
+    (lambda r: r["devices"]["local-cpu"].update(colour="red"), "unknown key 'devices.local-cpu.colour'"),
+])
+def test_malformed_config_is_refused_with_key_and_form(mutate, message):
+    raw = _raw()
+    mutate(raw)
+    with pytest.raises(config.ConfigError) as e:
+        config.parse(raw, "benchmarks.yaml")
+    assert message in str(e.value)
+
+
+def test_unknown_label_lists_valid_ones():
+    with pytest.raises(config.ConfigError, match="unknown backend 'jaxx'; expected one of: jax, torch"):
+        config.load().backend("jaxx")

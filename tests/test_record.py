@@ -1,0 +1,63 @@
+import json
+
+import pytest
+
+from bench import record
+from tests.helpers import failed, make_record, ok
+
+
+def test_roundtrip_and_path(tmp_path):
+    rec = make_record([ok("cnn", "train", 100.0), failed("mlp", "train", "oom")], run_id="42", attempt=2)
+    assert rec.relpath() == "runs/2026/11/01/jax--local-cpu--42-2.json"
+    path = record.write(rec, tmp_path, rec.relpath())
+    text = path.read_text()
+    assert json.loads(text) == rec.data
+    assert text.index('"environment"') < text.index('"results"') < text.index('"run"')  # sorted keys
+    assert record.load(path).results[1].error.kind == "oom"
+
+
+def test_write_refuses_to_edit(tmp_path):
+    rec = make_record([ok("cnn", "train", 100.0)], run_id="1")
+    record.write(rec, tmp_path, rec.relpath())
+    record.write(rec, tmp_path, rec.relpath())  # identical: a no-op
+    other = make_record([ok("cnn", "train", 200.0)], run_id="1")
+    with pytest.raises(record.RecordError, match="never edited"):
+        record.write(other, tmp_path, other.relpath())
+
+
+@pytest.mark.parametrize("mutate, field", [
+    (lambda d: d["results"][0].update(value=-1), "results[0].value"),
+    (lambda d: d["results"][0].update(value=float("nan")), "results[0].value"),
+    (lambda d: d["results"][0].update(samples=[1.0, float("inf")]), "results[0].samples[1]"),
+    (lambda d: d["run"].pop("attempt"), "run"),
+    (lambda d: d["results"][0].update(status="weird"), "results[0].status"),
+    (lambda d: d["results"][0].pop("value"), "results[0]"),
+])
+def test_invalid_records_name_the_field(mutate, field):
+    d = json.loads(json.dumps(make_record([ok("cnn", "train", 100.0)]).data))
+    mutate(d)
+    with pytest.raises(record.RecordError) as e:
+        record.validate(d, "x.json")
+    assert str(e.value).startswith(f"x.json: field {field}")
+
+
+def test_unknown_version_says_what_to_do():
+    d = json.loads(json.dumps(make_record([ok("cnn", "train", 1.0)]).data))
+    d["schema_version"] = 2
+    with pytest.raises(record.RecordError, match="newer than this bench reads.*update bench"):
+        record.validate(d, "x.json")
+
+
+def test_load_names_truncated_file(tmp_path):
+    p = tmp_path / "t.json"
+    p.write_text('{"schema_version": 1, "run": {')
+    with pytest.raises(record.RecordError, match=r"t\.json: not valid JSON.*truncated"):
+        record.load(p)
+
+
+def test_packaged_schema_matches_shared_contract():
+    from pathlib import Path
+    shared = Path(__file__).resolve().parents[2] / "shared" / "schema" / "run.schema.json"
+    if not shared.exists():
+        pytest.skip("../shared not beside this checkout")
+    assert json.loads(shared.read_text()) == json.loads(record.SCHEMA_PATH.read_text())
