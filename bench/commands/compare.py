@@ -1,9 +1,71 @@
-"""(not yet built) compare"""
+"""Compare head run records with a baseline: faster, slower or unchanged, per benchmark.
+
+--base is either a data folder (a checkout of the data branch, holding
+runs/): the baseline of each series is then its last N nights; or run record
+files (or a folder of them without runs/), e.g. a run of the merge-base on
+the same runner: then all their repeat samples. --head records may be of any
+event and Keras source (a pull request, a git ref); they are compared, never
+charted. The markdown's first line is a hidden marker for a sticky comment;
+it works as a $GITHUB_STEP_SUMMARY too.
+
+A change is called when the medians differ by at least compare.min_change
+(benchmarks.yaml) and p < compare.alpha, in a Mann–Whitney U test of the
+head's repeats against the baseline's values and, with 3 or more nights or
+base runs, a t test of the head as one more of them. Deep dips of a shared
+machine (a night or repeat >10 % below its group's median) are left out.
+
+Exit status: 0 whatever the verdicts; with --fail-on slower, 1 when any
+benchmark is slower; 2 on bad input.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .. import config
+from ..compare.baseline import load_baseline
+from ..compare.head import load_head
+from ..compare.jsonout import render_json
+from ..compare.markdown import render_markdown
+from ..compare.outcome import build_outcome
 
 
 def add_arguments(parser):
-    pass
+    parser.add_argument("--base", nargs="+", required=True, metavar="DIR|RECORD",
+                        help="a data folder holding runs/, or base run record files/folders")
+    parser.add_argument("--head", nargs="+", required=True, metavar="RECORD",
+                        help="head run record files (or folders of them)")
+    parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    parser.add_argument("--nights", type=int, default=None,
+                        help="nights of history in the baseline (default: compare.nights in benchmarks.yaml)")
+    parser.add_argument("--fail-on", choices=("slower",), default=None,
+                        help="exit 1 when any benchmark is slower (for a required check)")
+    parser.add_argument("--out", default=None, help="write here instead of stdout")
 
 
-def main(args):
-    raise SystemExit("bench compare: not built yet")
+def main(args) -> int:
+    settings = config.load(args.config).compare
+    nights = args.nights if args.nights is not None else settings.nights
+    if nights < 1:
+        print(f"bench compare: error: --nights is {nights}; expected a positive number of nights",
+              file=sys.stderr)
+        return 2
+    try:
+        baseline = load_baseline(args.base, nights)
+    except ValueError as e:  # a data folder mixed with records: a usage error
+        print(f"bench compare: error: {e}", file=sys.stderr)
+        return 2
+    head = load_head(args.head)
+
+    outcome = build_outcome(baseline, head, settings)
+
+    text = render_json(outcome) if args.format == "json" else render_markdown(outcome)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    print(f"bench compare: {outcome.headline()}", file=sys.stderr)
+    slower = outcome.counts().get("slower", 0)
+    return 1 if args.fail_on == "slower" and slower else 0

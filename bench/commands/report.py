@@ -1,9 +1,116 @@
-"""(not yet built) report"""
+"""Print the status table of a data folder (markdown, html or json).
+
+  python -m bench report --data DIR [--format markdown|html|json] [--out FILE]
+                         [--readme FILE] [--plots DIR]
+
+Pipeline: load (benchmarks.yaml thresholds, every run record under DIR/runs;
+bad files are skipped and named on stderr) -> compute (series, status per
+series) -> write (the table to stdout or --out; optionally the README
+section between <!-- bench:table:start --> and <!-- bench:table:end -->, and
+PNG plots). Nothing under --data is ever written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from .. import config
+from ..history import load_history, paused_gc
+from ..report.readme import ReadmeError
+
+FORMATS = ("markdown", "html", "json")
 
 
 def add_arguments(parser):
-    pass
+    parser.add_argument("--data", required=True, metavar="DIR",
+                        help="a data-branch checkout (holding runs/) or a folder of record files")
+    parser.add_argument("--format", choices=FORMATS, default="markdown", help="output format (default: markdown)")
+    parser.add_argument("--out", metavar="FILE", help="write the table here instead of stdout")
+    parser.add_argument("--readme", metavar="FILE",
+                        help="also replace the markdown table between the marker comments in FILE")
+    parser.add_argument("--plots", metavar="DIR", help="also write one PNG per series and overview.png here")
 
 
-def main(args):
-    raise SystemExit("bench report: not built yet")
+def main(args) -> int:
+    inside = _outputs_inside_data(args)
+    if inside:
+        print(f"bench report: error: {inside} is inside --data {args.data}; "
+              "expected a path outside it (the data folder is never written)", file=sys.stderr)
+        return 2
+    cfg = config.load(args.config)
+    history = load_history(args.data, warn=sys.stderr)  # today's stderr, not import time's
+    with paused_gc():
+        series, rows = compute(history.records, cfg.trends)
+    _summary(args.data, len(history.records), len(history.problems))
+    try:
+        write(args, series, rows)
+    except ReadmeError as e:
+        print(f"bench report: error: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+def _outputs_inside_data(args) -> str | None:
+    data = Path(args.data).resolve()
+    for flag in ("out", "readme", "plots"):
+        value = getattr(args, flag)
+        if value and Path(value).resolve().is_relative_to(data):
+            return f"--{flag} {value}"
+    return None
+
+
+def compute(records, trends):
+    from ..report.table import build_rows
+    from ..series import build_series
+
+    series = build_series(records)
+    return series, build_rows(series, trends)
+
+
+def render(rows, fmt: str) -> str:
+    if fmt == "json":
+        from ..report.table import rows_to_json
+        return json.dumps(rows_to_json(rows), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "html":
+        from ..report.html import render_html
+        return render_html(rows)
+    from ..report.markdown import render_markdown
+    return render_markdown(rows)
+
+
+def write(args, series, rows) -> None:
+    text = render(rows, args.format)
+    if args.out:
+        _write_file(Path(args.out), text)
+    else:
+        sys.stdout.write(text)
+    if args.readme:
+        from ..report.markdown import render_markdown
+        from ..report.readme import update_readme
+        update_readme(args.readme, render_markdown(rows))
+    if args.plots:
+        from ..report.plots import write_plots
+        paths = write_plots(series, rows, args.plots)
+        print(f"bench report: wrote {len(paths)} plots to {args.plots}", file=sys.stderr)
+
+
+def _write_file(path: Path, text: str) -> None:
+    """Atomic: a reader never sees half a table."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _summary(data, read: int, skipped: int) -> None:
+    note = f"; {skipped} skipped (named above)" if skipped else "; none skipped"
+    print(f"bench report: {read} run records read from {data}{note}", file=sys.stderr)

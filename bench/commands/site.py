@@ -1,9 +1,58 @@
-"""(not yet built) site"""
+"""Build the dashboard: gh-pages-template/ plus the history's data, ready for GitHub Pages.
+
+Reads every record under --data (a data-branch checkout), writes SITE/ with
+index.html, data/index.json (every point of every series), data/table.md (the
+README table) and plots/*.png. View it with `python -m bench serve SITE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .. import config
+from ..history import load_history
+from ..record import parse_time, utc_now
+from ..report.table import build_rows
+from ..series import build_series
+from ..site import TEMPLATE, SiteError, write_site
 
 
 def add_arguments(parser):
-    pass
+    parser.add_argument("--data", required=True, metavar="DIR",
+                        help="a data-branch checkout (or any folder holding runs/)")
+    parser.add_argument("--out", required=True, metavar="SITE",
+                        help="the site folder to write (new, empty, or an earlier site)")
+    parser.add_argument("--plots", action=argparse.BooleanOptionalAction, default=True,
+                        help="write the PNG plots too (default: yes; --no-plots is faster)")
+    parser.add_argument("--template", default=str(TEMPLATE), metavar="DIR",
+                        help="the static dashboard to copy (default: the repo's gh-pages-template/)")
 
 
-def main(args):
-    raise SystemExit("bench site: not built yet")
+def main(args) -> int:
+    cfg = config.load(args.config)
+    data, out = Path(args.data), Path(args.out)
+    try:
+        _refuse_overlap(data, out)
+        history = load_history(data)
+        series = build_series(history.records)
+        rows = build_rows(series, cfg.trends)
+        index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
+                           template=args.template,
+                           warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))
+    except SiteError as e:
+        print(f"bench site: error: {e}", file=sys.stderr)
+        return 2
+    points = sum(len(s.points) for s in series.values())
+    print(f"bench site: {len(series)} series, {points} points, {len(history.problems)} files skipped; "
+          f"data/index.json {index.stat().st_size / 1e6:.2f} MB", file=sys.stderr)
+    print(out / "index.html")
+    return 0
+
+
+def _refuse_overlap(data: Path, out: Path) -> None:
+    # The site folder is replaced wholesale; it must never hold the records.
+    d, o = data.resolve(), out.resolve()
+    if d == o or d.is_relative_to(o) or o.is_relative_to(d):
+        raise SiteError(f"--out {out}: overlaps --data {data}; expected a site folder outside the data")

@@ -1,0 +1,57 @@
+"""Backends behind one small interface: `get(keras_backend_name)`.
+
+Every module here has the same shape, so the harness never branches on a
+backend's name:
+
+  NAME                      the KERAS_BACKEND it serves
+  supports(mode) -> bool    can this backend run `mode` ('train', 'predict')?
+  prepare(env) -> dict      called in the child before Keras is imported;
+                            `env` is the device's env settings; returns the
+                            settings it applied (recorded in the environment)
+  sync(x) -> x              block until the device has finished computing x
+  versions() -> dict        {package: version} of what is installed (no import)
+  device_info() -> dict     the device Keras computes on: name, driver, ...
+                            (imports the backend; call it in the child)
+
+`versions()` reads package metadata only, so the parent process can fill in
+the environment even when the backend cannot be imported.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from types import ModuleType
+
+# KERAS_BACKEND name -> module in this package (`jax` would shadow nothing:
+# imports are absolute, so `import jax` inside jax.py is the real jax).
+_MODULES = {
+    "jax": "jax",
+    "torch": "torch",
+    "tensorflow": "tensorflow",
+    "mlx": "mlx",
+    "openvino": "openvino",
+    "numpy": "numpy",
+}
+KNOWN = tuple(_MODULES)
+INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info")
+
+
+def get(keras_backend: str) -> ModuleType:
+    """The module for `keras_backend`; ValueError listing the known ones otherwise."""
+    if keras_backend not in _MODULES:
+        raise ValueError(
+            f"unknown keras backend {keras_backend!r}; expected one of: {', '.join(KNOWN)}"
+        )
+    return importlib.import_module(f"{__name__}.{_MODULES[keras_backend]}")
+
+
+def installed_versions(packages: tuple[str, ...]) -> dict[str, str]:
+    """{package: version} for the installed ones among `packages` (plus keras-nightly)."""
+    out = {}
+    for name in ("keras-nightly", "keras", *packages):
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out

@@ -1,0 +1,126 @@
+"""The baseline of a comparison: what the head is measured against.
+
+Two kinds, chosen by what --base names:
+- a data folder (one holding runs/): per series, the last N nights (points)
+  of the nightly history. Their values are the nightly medians, so the test
+  sees the night-to-night spread, deep shared-GPU dips included; their repeat
+  samples are kept as well, for when there are too few nights for a test.
+- run record files (or a folder of them without runs/): e.g. a run of the
+  merge-base on the same runner. All their ok samples, pooled per series,
+  whatever their event or keras_source.
+
+Nothing here writes; a bad file in a data folder is skipped with a warning
+(bench.history), a bad record named explicitly stops the command.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, Sequence, TextIO
+
+from ..history import load_history
+from ..record import RunRecord
+from ..series import Series, SeriesKey, build_series
+from .files import read_records
+
+Target = tuple[str, str]  # backend, device
+NIGHTS, RECORDS = "nights", "records"
+
+
+@dataclass(frozen=True)
+class BaseEntry:
+    """One series' baseline. `run_values`: one value per night (kind NIGHTS)
+    or per base record (RECORDS); `samples`: every repeat sample of those
+    nights or records; both in `unit`, `better` giving the direction."""
+
+    key: SeriesKey
+    unit: str
+    better: str
+    kind: str                    # NIGHTS or RECORDS
+    run_values: tuple[float, ...]
+    samples: tuple[float, ...]
+    count: int                   # nights or records it draws on
+
+    def __post_init__(self):
+        if self.kind not in (NIGHTS, RECORDS):
+            raise ValueError(f"BaseEntry.kind is {self.kind!r}; expected {NIGHTS!r} or {RECORDS!r}")
+        if not self.samples or not self.run_values:
+            raise ValueError(f"baseline of {'/'.join(self.key)} has no values; expected at least one value per run and sample")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    entries: Mapping[SeriesKey, BaseEntry]
+    environments: Mapping[Target, Mapping[str, Any]]  # newest base record's environment per target
+    description: str                                 # e.g. "last 7 nights of data/" for the headline
+
+
+def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None = sys.stderr) -> Baseline:
+    """Read --base: one data folder (holding runs/), or record files/folders."""
+    paths = [Path(p) for p in paths]
+    for p in paths:
+        if not p.exists():
+            raise FileNotFoundError(f"--base {p}: no such file or folder; expected a data folder "
+                                    "holding runs/ or run record files")
+    data_dirs = [p for p in paths if (p / "runs").is_dir()]
+    if data_dirs and len(paths) > 1:
+        raise ValueError(f"--base {data_dirs[0]} is a data folder (it holds runs/); expected it alone, "
+                         "or run record files without a data folder")
+    if data_dirs:
+        records = load_history(data_dirs[0], warn=warn).records
+        return baseline_from_history(records, nights, f"last {nights} nights of {data_dirs[0]}")
+    records = read_records(paths, "--base", warn)
+    return baseline_from_records(records, f"{len(records)} base record{'s' * (len(records) != 1)}")
+
+
+def baseline_from_history(records: Iterable[RunRecord], nights: int, description: str) -> Baseline:
+    """The last `nights` points of every nightly series (pure)."""
+    if nights < 1:
+        raise ValueError(f"--nights is {nights!r}; expected a positive number of nights")
+    records = [r for r in records if r.is_nightly]
+    entries = {}
+    for key, series in build_series(records).items():
+        entry = _from_series(series, nights)
+        if entry is not None:
+            entries[key] = entry
+    return Baseline(MappingProxyType(entries), _newest_environments(records), description)
+
+
+def baseline_from_records(records: Iterable[RunRecord], description: str) -> Baseline:
+    """Every ok sample of `records`, pooled per series (pure)."""
+    records = list(records)
+    pooled: dict[SeriesKey, list[float]] = {}
+    values: dict[SeriesKey, list[float]] = {}
+    meta: dict[SeriesKey, tuple[str, str]] = {}
+    for rec in records:
+        for r in rec.results:
+            if r.status != "ok":
+                continue
+            key = (rec.backend, rec.device, r.model, r.mode)
+            pooled.setdefault(key, []).extend(r.samples or (r.value,))
+            values.setdefault(key, []).append(r.value)
+            meta[key] = (r.unit, r.better)
+    entries = {key: BaseEntry(key, *meta[key], kind=RECORDS, run_values=tuple(values[key]),
+                              samples=tuple(pooled[key]), count=len(values[key])) for key in sorted(pooled)}
+    return Baseline(MappingProxyType(entries), _newest_environments(records), description)
+
+
+def _from_series(series: Series, nights: int) -> BaseEntry | None:
+    points = series.points[-nights:]
+    if not points:
+        return None  # only failures or skips: nothing to measure a head against
+    samples = tuple(s for p in points for s in (p.samples or (p.value,)))
+    return BaseEntry(series.key, series.unit, series.better, NIGHTS,
+                     run_values=tuple(p.value for p in points), samples=samples, count=len(points))
+
+
+def _newest_environments(records: Iterable[RunRecord]) -> Mapping[Target, Mapping[str, Any]]:
+    newest: dict[Target, RunRecord] = {}
+    for rec in records:
+        t = (rec.backend, rec.device)
+        if t not in newest or (rec.started_at, rec.attempt) > (newest[t].started_at, newest[t].attempt):
+            newest[t] = rec
+    return MappingProxyType({t: rec.environment for t, rec in sorted(newest.items())})

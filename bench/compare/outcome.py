@@ -1,0 +1,36 @@
+"""The whole comparison, ready to render: rows, environment differences and
+the settings that decided the verdicts (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Compare
+from .baseline import Baseline
+from .envdiff import EnvDiff, environment_differences
+from .head import Head
+from .verdicts import VERDICTS, Row, compare
+
+
+@dataclass(frozen=True)
+class Outcome:
+    rows: tuple[Row, ...]              # display order: slower first
+    differences: tuple[EnvDiff, ...]
+    baseline: str                      # what the head was measured against
+    min_change: float                  # fraction, e.g. 0.03
+    alpha: float                       # two-sided test level, e.g. 0.01
+
+    def counts(self) -> dict[str, int]:
+        """Rows per verdict, in VERDICTS order, only those present."""
+        found = [r.verdict for r in self.rows]
+        return {v: found.count(v) for v in VERDICTS if v in found}
+
+    def headline(self) -> str:
+        """e.g. '2 slower, 1 faster, 9 unchanged'."""
+        return ", ".join(f"{n} {v}" for v, n in self.counts().items()) or "nothing to compare"
+
+
+def build_outcome(baseline: Baseline, head: Head, settings: Compare) -> Outcome:
+    return Outcome(rows=compare(baseline, head, settings),
+                   differences=environment_differences(baseline.environments, head.environments),
+                   baseline=baseline.description, min_change=settings.min_change, alpha=settings.alpha)

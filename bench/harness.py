@@ -1,0 +1,263 @@
+"""The timing protocol: calibrate, time repeats, check a canary, take the median.
+
+Pure logic: the workload is a callable `run(steps)` that performs `steps`
+steps (batches) and returns only when the results are on the host (the child
+wraps `model.fit`/`model.predict`, which return host values, plus a backend
+sync). The clock and the canary are passed in, so tests drive it all with a
+fake clock.
+
+The protocol (DESIGN.md, 'Measuring honestly'):
+
+1. Warm-up: `warmup_steps` untimed steps after the first (compiling) call.
+2. Calibration: the step count grows until one call lasts at least
+   `min_repeat_seconds`; a trial disturbed by a slow CPU (see 4) is retried.
+3. Timed repeats: `repeats` calls of `run(steps)` between two reads of a
+   monotonic clock; nothing else (no callbacks, no progress bar) in between.
+4. Canary: a fixed tiny numpy matmul, timed just before and just after each
+   repeat. This machine has bursts where the CPU runs up to 10x slower for a
+   second or two; such a burst shows as a canary much slower than the fastest
+   canary seen. A repeat with a canary slower than `canary_tolerance` times
+   that fastest canary is *disturbed*: it is kept in the record
+   (`canary.disturbed_samples`) but not in `samples`, and is redone, up to
+   `max_extra_repeats` extra repeats. If the CPU stays slow for longer than
+   that budget, every repeat counts (`canary.kept = "all"`): a slow machine
+   then shows as a slow number rather than no number.
+5. Headline: the median of the kept repeats' throughputs (samples/s, bigger is
+   better), so one burst the canary missed still cannot move it.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+Clock = Callable[[], float]  # monotonic seconds
+Run = Callable[[int], object]  # run(steps): do `steps` batches, host-synchronised
+Canary = Callable[[], float]  # seconds taken by a fixed tiny computation
+
+CANARY_WARMUP = 5  # canaries before the first timing, to know the fast CPU's figure
+MAX_GROWTH = 100  # calibration never extrapolates a step count by more than this
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """How to time one benchmark. Seconds; counts are positive integers."""
+
+    repeats: int
+    min_repeat_seconds: float
+    warmup_steps: int = 2
+    canary_tolerance: float = 3.0  # a canary this many times the fastest one = a slowed CPU
+    max_extra_repeats: int = -1  # redo budget for disturbed repeats; -1: as many as `repeats`
+    max_steps: int = 1_000_000
+    calibration_margin: float = 1.1  # aim calibration a little above the minimum
+
+    def __post_init__(self):
+        checks = {
+            "repeats": self.repeats >= 1,
+            "min_repeat_seconds": self.min_repeat_seconds > 0,
+            "warmup_steps": self.warmup_steps >= 0,
+            "canary_tolerance": self.canary_tolerance > 1,
+            "max_extra_repeats": self.max_extra_repeats >= -1,
+            "max_steps": self.max_steps >= 1,
+            "calibration_margin": self.calibration_margin >= 1,
+        }
+        for name, good in checks.items():
+            if not good:
+                raise ValueError(f"Protocol.{name} is {getattr(self, name)!r}; expected a value in range")
+        if self.max_extra_repeats == -1:
+            object.__setattr__(self, "max_extra_repeats", self.repeats)
+
+    @classmethod
+    def from_config(cls, harness, quick: bool) -> "Protocol":
+        """From benchmarks.yaml's `harness` section (config.Harness)."""
+        return cls(
+            repeats=harness.quick_repeats if quick else harness.repeats,
+            min_repeat_seconds=harness.quick_min_repeat_seconds if quick else harness.min_repeat_seconds,
+            warmup_steps=harness.warmup_steps,
+        )
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """One timed call: its duration and the canaries either side (seconds)."""
+
+    seconds: float
+    canary_before: float
+    canary_after: float
+
+    @property
+    def canary(self) -> float:
+        return max(self.canary_before, self.canary_after)
+
+
+@dataclass(frozen=True)
+class Timing:
+    """The timed repeats of one benchmark and what they say.
+
+    `samples` and `value` are throughputs in samples/s (bigger is better).
+    """
+
+    steps: int
+    samples_per_step: int
+    repeats: tuple[Repeat, ...]
+    canary_baseline: float  # fastest canary seen, seconds
+    canary_tolerance: float
+    wanted: int  # clean repeats the protocol asked for
+    warmup_seconds: float = 0.0
+    calibration: tuple[tuple[int, float], ...] = ()  # (steps, seconds) trials
+
+    def __post_init__(self):
+        if not self.repeats:
+            raise ValueError("Timing needs at least one repeat")
+        if self.steps < 1 or self.samples_per_step < 1:
+            raise ValueError(f"Timing: steps {self.steps!r} and samples_per_step "
+                             f"{self.samples_per_step!r}; expected positive integers")
+
+    def disturbed(self, r: Repeat) -> bool:
+        """Did the CPU run slow around this repeat (canary beyond tolerance)?"""
+        return r.canary > self.canary_tolerance * self.canary_baseline
+
+    @property
+    def clean(self) -> tuple[Repeat, ...]:
+        return tuple(r for r in self.repeats if not self.disturbed(r))
+
+    @property
+    def kept(self) -> tuple[Repeat, ...]:
+        """The repeats the headline uses: the clean ones when there are enough."""
+        clean = self.clean
+        return clean if len(clean) >= self.wanted else self.repeats
+
+    def throughput(self, r: Repeat) -> float:
+        return self.steps * self.samples_per_step / r.seconds
+
+    @property
+    def samples(self) -> tuple[float, ...]:
+        return tuple(self.throughput(r) for r in self.kept)
+
+    @property
+    def value(self) -> float:
+        """Headline: median throughput of the kept repeats, samples/s."""
+        return statistics.median(self.samples)
+
+    def summary(self) -> dict:
+        """Extra result fields for the run record (JSON-ready)."""
+        kept = self.kept
+        dropped = [r for r in self.repeats if r not in kept]
+        return {
+            "steps_per_repeat": self.steps,
+            "repeat_seconds": [round(r.seconds, 6) for r in kept],
+            "warmup_seconds": round(self.warmup_seconds, 6),
+            "calibration": [[s, round(t, 6)] for s, t in self.calibration],
+            "canary": {
+                "baseline_seconds": self.canary_baseline,
+                "tolerance": self.canary_tolerance,
+                "seconds": [round(r.canary, 6) for r in kept],
+                "disturbed_samples": [self.throughput(r) for r in dropped],
+                "kept": "clean" if len(self.clean) >= self.wanted else "all",
+            },
+        }
+
+
+def time_call(fn: Callable[[], object], clock: Clock) -> float:
+    """Seconds one call of `fn` takes on `clock`."""
+    t0 = clock()
+    fn()
+    return clock() - t0
+
+
+def numpy_canary(size: int = 64, reps: int = 64, clock: Clock = time.perf_counter) -> Canary:
+    """The real canary: `reps` fixed size x size float64 matmuls, timed as a whole
+    (about a millisecond). 64x64 stays under OpenBLAS's threading threshold,
+    so the canary is one core's speed, not the BLAS thread pool's; timed as a
+    whole it spans scheduler slices, so a throttled or preempted CPU shows."""
+    import numpy as np
+
+    a = np.full((size, size), 0.5)
+
+    def canary() -> float:
+        t0 = clock()
+        for _ in range(reps):
+            a @ a
+        return clock() - t0
+
+    return canary
+
+
+class _Canaries:
+    """The fastest canary seen so far: the 'CPU at full speed' reference."""
+
+    def __init__(self, canary: Canary, warmup: int = CANARY_WARMUP):
+        self.canary = canary
+        self.baseline = min(canary() for _ in range(warmup))
+
+    def read(self) -> float:
+        c = self.canary()
+        self.baseline = min(self.baseline, c)
+        return c
+
+    def slow(self, *readings: float, tolerance: float) -> bool:
+        return max(readings) > tolerance * self.baseline
+
+
+def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries) -> tuple[tuple[int, float], ...]:
+    """Grow the step count until one undisturbed call lasts >= min_repeat_seconds.
+
+    Returns every (steps, seconds) trial; the last one's steps is the answer.
+    Growth aims at min_repeat_seconds * calibration_margin from the last
+    trial's pace, at least doubling, at most MAX_GROWTH-fold.
+    """
+    target = protocol.min_repeat_seconds * protocol.calibration_margin
+    steps, trials, retries = 1, [], 0
+    while True:
+        before = canaries.read()
+        seconds = time_call(lambda: run(steps), clock)
+        after = canaries.read()
+        trials.append((steps, seconds))
+        if canaries.slow(before, after, tolerance=protocol.canary_tolerance) and retries < protocol.max_extra_repeats:
+            retries += 1  # a slowed CPU makes the pace look slow: try again
+            continue
+        if seconds >= protocol.min_repeat_seconds or steps >= protocol.max_steps:
+            return tuple(trials)
+        grow = target / seconds if seconds > 0 else MAX_GROWTH
+        steps = min(protocol.max_steps, max(steps * 2, math.ceil(steps * min(grow, MAX_GROWTH))))
+
+
+def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _Canaries) -> tuple[Repeat, ...]:
+    """Timed repeats until `protocol.repeats` are clean or the redo budget is spent."""
+    repeats: list[Repeat] = []
+    budget = protocol.repeats + protocol.max_extra_repeats
+
+    def clean_count() -> int:
+        return sum(not canaries.slow(r.canary, tolerance=protocol.canary_tolerance) for r in repeats)
+
+    while len(repeats) < budget and clean_count() < protocol.repeats:
+        before = canaries.read()
+        seconds = time_call(lambda: run(steps), clock)
+        repeats.append(Repeat(seconds, before, canaries.read()))
+    return tuple(repeats)
+
+
+def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock = time.perf_counter,
+              canary: Canary | None = None) -> Timing:
+    """Warm up, calibrate and time `run` (already compiled by a first call).
+
+    `samples_per_step` is the batch size: throughput = steps * batch / seconds.
+    """
+    canaries = _Canaries(canary or numpy_canary(clock=clock))
+    warmup = time_call(lambda: run(protocol.warmup_steps), clock) if protocol.warmup_steps else 0.0
+    trials = calibrate(run, protocol, clock, canaries)
+    steps = trials[-1][0]
+    repeats = measure(run, steps, protocol, clock, canaries)
+    return Timing(steps=steps, samples_per_step=samples_per_step, repeats=repeats,
+                  canary_baseline=canaries.baseline, canary_tolerance=protocol.canary_tolerance,
+                  wanted=protocol.repeats, warmup_seconds=warmup, calibration=trials)
+
+
+def spread(values: Mapping[str, float] | list[float]) -> float:
+    """Largest relative distance from the median, a fraction (0.03 = +-3 %)."""
+    vals = list(values.values()) if isinstance(values, Mapping) else list(values)
+    mid = statistics.median(vals)
+    return max(abs(v / mid - 1) for v in vals)

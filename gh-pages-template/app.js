@@ -1,0 +1,606 @@
+// Keras Nightly Bench dashboard. Reads data/index.json (written by
+// `python -m bench site`, format documented in bench/site.py) and draws the
+// table, one chart per series on demand, and small multiples per device.
+//
+// Every string from the data (labels, versions, messages, URLs) came from a
+// run record that another machine wrote: it is inserted with textContent /
+// text nodes only, never as HTML, and links are kept only for http(s) URLs.
+"use strict";
+
+(function () {
+  const DAY = 86400;
+  const STATUS_ORDER = ["Failed", "Regressed", "Watch", "Stale", "New", "Faster", "Steady", "Skipped"];
+  const STATUS_COLOUR = {
+    Failed: "#b91c1c", Regressed: "#c2410c", Watch: "#a16207", Stale: "#6b7280",
+    New: "#1d4ed8", Faster: "#15803d", Steady: "#0f766e", Skipped: "#6b7280",
+  };
+  const KEY = ["backend", "device", "model", "mode"];
+  // Points are whole days: time ticks no finer than a day (uPlot's own steps from a day up).
+  const MONTH = 30 * DAY, YEAR = 365 * DAY;
+  const DAY_INCRS = [1, 2, 3, 4, 5, 7, 10, 15].map((d) => d * DAY)
+    .concat([1, 2, 3, 4, 6].map((m) => m * MONTH), [1, 2, 5, 10].map((y) => y * YEAR));
+  const COLUMNS = [
+    { key: "backend", label: "BACKEND" },
+    { key: "device", label: "DEVICE" },
+    { key: "model", label: "MODEL" },
+    { key: "mode", label: "MODE" },
+    { key: "latest", label: "LATEST", num: true, text: (r) => r.latest_text },
+    { key: "delta_prev", label: "Δ PREV", num: true, text: (r) => r.delta_text },
+    // The sparkline string sorts by the size of the detected change.
+    { key: "trend", label: "TREND", value: (r) => (r.change ? r.change.relative : null) },
+    { key: "runs", label: "RUNS", num: true },
+    // Status sorts by urgency (Failed first), an unknown word after the known ones.
+    { key: "status", label: "STATUS", value: (r) => (STATUS_ORDER.includes(r.status) ? STATUS_ORDER.indexOf(r.status) : STATUS_ORDER.length) },
+    // Why the status says what it says (the change, or the last failure), as in the README.
+    { key: "note", label: "NOTE", value: (r) => r.note || null },
+  ];
+  const FILTERS = [
+    { key: "device", label: "Device" }, { key: "backend", label: "Backend" },
+    { key: "model", label: "Model" }, { key: "mode", label: "Mode" }, { key: "status", label: "Status" },
+  ];
+
+  const state = {
+    data: null, runs: [], rows: [],
+    sort: { key: "backend", dir: 1 },
+    filters: {},
+    selected: null, chart: null, multiples: [],
+  };
+  const $ = (id) => document.getElementById(id);
+
+  // -- small helpers ---------------------------------------------------
+
+  // el("td", {class: "x"}, "text", node): attribute values and children are
+  // set as attributes and text nodes, so data can never become markup.
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v == null) continue;
+      if (k === "class") e.className = v;
+      else if (k.startsWith("data-")) e.dataset[k.slice(5)] = v;
+      else e.setAttribute(k, v);
+    }
+    for (const c of children) {
+      if (c == null) continue;
+      e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+    }
+    return e;
+  }
+
+  // Only http(s) links: a record's url could be "javascript:...".
+  function safeUrl(u) {
+    if (typeof u !== "string" || !u) return null;
+    try {
+      const url = new URL(u, location.href);
+      return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
+    } catch (e) {
+      return null;
+    }
+  }
+
+  function link(u, text) {
+    const href = safeUrl(u);
+    return href ? el("a", { href, rel: "noopener noreferrer" }, text) : null;
+  }
+
+  const isoDay = (day) => new Date(day * DAY * 1000).toISOString().slice(0, 10);
+
+  // Same shape as bench.trends.format_value: 288.7k, 1.2M, 950.
+  function short(v) {
+    if (v == null || !isFinite(v)) return "—";
+    const a = Math.abs(v);
+    if (a >= 1e9) return (v / 1e9).toFixed(1) + "G";
+    if (a >= 1e6) return (v / 1e6).toFixed(1) + "M";
+    if (a >= 1e3) return (v / 1e3).toFixed(1) + "k";
+    if (a >= 99.5) return v.toFixed(0);
+    if (a >= 9.95) return v.toFixed(1);
+    if (a >= 0.995) return v.toFixed(2);
+    return v.toPrecision(3);
+  }
+
+  function pct(f) {
+    if (f == null || !isFinite(f)) return "—";
+    return (f >= 0 ? "+" : "") + (f * 100).toFixed(1) + "%";
+  }
+
+  const seriesName = (r) => KEY.map((k) => r[k]).join(" · ");
+
+  // Points are delta-encoded on disk; expand them once, when a chart needs them.
+  function points(r) {
+    if (!r._days) {
+      const n = r.days.length, days = new Array(n), run = new Array(n);
+      let d = 0, k = 0;
+      for (let i = 0; i < n; i++) {
+        d += r.days[i]; k += r.run[i];
+        days[i] = d; run[i] = k;
+      }
+      r._days = days; r._run = run;
+    }
+    return { days: r._days, values: r.values, run: r._run };
+  }
+
+  function runInfo(i) {
+    const run = state.runs[i] || [];
+    return { id: run[0], attempt: run[1], keras: run[2], url: run[3] };
+  }
+
+  // -- the table -------------------------------------------------------
+
+  function compare(a, b) {
+    const col = COLUMNS.find((c) => c.key === state.sort.key);
+    const get = col.value || ((r) => r[col.key]);
+    const va = get(a), vb = get(b);
+    // Missing values (no points yet, no previous point) sort last either way.
+    if (va == null || vb == null) {
+      if ((va == null) !== (vb == null)) return va == null ? 1 : -1;
+    } else if (va !== vb) {
+      const c = typeof va === "number" && typeof vb === "number" ? va - vb : String(va).localeCompare(String(vb));
+      if (c) return c * state.sort.dir;
+    }
+    for (const k of KEY) {
+      const c = String(a[k]).localeCompare(String(b[k]));
+      if (c) return c;
+    }
+    return 0;
+  }
+
+  function visibleRows() {
+    const f = state.filters;
+    return state.rows.filter((r) => FILTERS.every(({ key }) => !f[key] || r[key] === f[key])).sort(compare);
+  }
+
+  function buildHeader() {
+    const tr = document.querySelector("#series-table thead tr");
+    for (const col of COLUMNS) {
+      const btn = el("button", { type: "button", class: "sort", "data-key": col.key }, col.label);
+      btn.addEventListener("click", () => {
+        state.sort = { key: col.key, dir: state.sort.key === col.key ? -state.sort.dir : 1 };
+        renderTable();
+      });
+      tr.append(el("th", { scope: "col", class: col.num ? "num" : null, "data-key": col.key }, btn));
+    }
+  }
+
+  function updateHeader() {
+    for (const th of document.querySelectorAll("#series-table thead th")) {
+      const col = COLUMNS.find((c) => c.key === th.dataset.key);
+      const on = state.sort.key === col.key;
+      th.querySelector("button").textContent = col.label + (on ? (state.sort.dir > 0 ? "↑" : "↓") : "");
+      th.setAttribute("aria-sort", on ? (state.sort.dir > 0 ? "ascending" : "descending") : "none");
+    }
+  }
+
+  function deltaClass(r) {
+    if (r.delta_prev == null || Math.abs(r.delta_prev) < 0.005) return "delta";
+    const good = (r.delta_prev > 0) === (r.better !== "smaller");
+    return good ? "delta good" : "delta bad";
+  }
+
+  function rowElement(r) {
+    const cells = COLUMNS.map((col) => {
+      const text = col.text ? col.text(r) : r[col.key];
+      if (col.key === "status") return el("td", null, el("span", { class: "badge", "data-status": r.status }, text));
+      if (col.key === "trend") return el("td", { class: "spark", "data-status": r.status, title: "last points, oldest first" }, text || "—");
+      if (col.key === "note") return el("td", { class: "note", title: text || null }, text);
+      if (col.key === "delta_prev") return el("td", { class: "num " + deltaClass(r) }, text);
+      if (KEY.includes(col.key)) return el("td", { class: "label", title: text }, text);
+      return el("td", { class: col.num ? "num" : null }, text);
+    });
+    const tr = el("tr", { tabindex: "0", "data-status": r.status, "aria-selected": r === state.selected ? "true" : "false" }, ...cells);
+    tr._row = r;
+    tr.addEventListener("click", () => openDetail(r));
+    tr.addEventListener("keydown", (e) => {
+      if (e.key === "Enter" || e.key === " ") { e.preventDefault(); openDetail(r); }
+    });
+    return tr;
+  }
+
+  function renderTable() {
+    const rows = visibleRows();
+    const tbody = document.querySelector("#series-table tbody");
+    tbody.replaceChildren(...rows.map(rowElement));
+    if (!rows.length) {
+      tbody.append(el("tr", { class: "empty" }, el("td", { colspan: String(COLUMNS.length) }, "No series match these filters.")));
+    }
+    $("count").textContent = `${rows.length} of ${state.rows.length} series`;
+    updateHeader();
+  }
+
+  function buildFilters() {
+    const form = $("filters");
+    form.addEventListener("submit", (e) => e.preventDefault());
+    const count = $("count");
+    for (const { key, label } of FILTERS) {
+      const values = [...new Set(state.rows.map((r) => r[key]))];
+      values.sort(key === "status"
+        ? (a, b) => STATUS_ORDER.indexOf(a) - STATUS_ORDER.indexOf(b)
+        : (a, b) => String(a).localeCompare(String(b)));
+      const select = el("select", { id: "filter-" + key, name: key });
+      select.append(new Option("all", ""));
+      for (const v of values) select.append(new Option(v, v));  // Option(text, value): text, not markup
+      select.addEventListener("change", () => {
+        state.filters[key] = select.value;
+        renderTable();
+      });
+      form.insertBefore(el("label", null, label + " ", select), count);
+    }
+    const reset = el("button", { type: "button", id: "filter-reset" }, "Reset");
+    reset.addEventListener("click", () => {
+      state.filters = {};
+      for (const s of form.querySelectorAll("select")) s.value = "";
+      renderTable();
+    });
+    form.insertBefore(reset, count);
+  }
+
+  // -- the chart of one series ------------------------------------------
+
+  function chartData(r) {
+    const p = points(r);
+    const byDay = new Map();
+    p.days.forEach((d, i) => byDay.set(d, { i, value: p.values[i], run: p.run[i] }));
+    const fails = new Map();
+    for (const [day, run, kind, message] of r.failures) {
+      if (!fails.has(day)) fails.set(day, []);
+      fails.get(day).push({ day, run, kind, message });
+    }
+    const days = [...new Set([...p.days, ...fails.keys()])].sort((a, b) => a - b);
+    const xs = days.map((d) => d * DAY);
+    const values = days.map((d) => (byDay.has(d) ? byDay.get(d).value : null));
+    const before = days.map(() => null), after = days.map(() => null);
+    const c = r.change;
+    if (c) {
+      // The level before is drawn over the points it was judged on (from_day).
+      const from = c.from_day;
+      days.forEach((d, i) => {
+        if (d >= from && d < c.day) before[i] = c.before;
+        if (d >= c.day) after[i] = c.after;
+      });
+      // Join the two steps at the change so the level line reads as one step.
+      const at = days.indexOf(c.day);
+      if (at > 0) before[at] = c.before;
+    }
+    return { days, data: [xs, values, before, after], byDay, fails };
+  }
+
+  function drawMarks(r, cd, small) {
+    return (u) => {
+      const ctx = u.ctx, dpr = devicePixelRatio || 1;
+      const { left, top, width, height } = u.bbox;
+      ctx.save();
+      ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+      ctx.textBaseline = "top";
+      let lastLabel = -Infinity;
+      for (const [day, list] of cd.fails) {
+        const x = Math.round(u.valToPos(day * DAY, "x", true));
+        if (x < left || x > left + width) continue;
+        ctx.strokeStyle = small ? "rgba(185, 28, 28, 0.25)" : "rgba(185, 28, 28, 0.45)";
+        ctx.lineWidth = dpr;
+        ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke();
+        ctx.fillStyle = "#b91c1c";
+        ctx.beginPath(); ctx.moveTo(x - 4 * dpr, top); ctx.lineTo(x + 4 * dpr, top); ctx.lineTo(x, top + 6 * dpr); ctx.fill();
+        // Kinds are labelled where there is room; the tooltip has every one.
+        if (!small && x - lastLabel > 60 * dpr) {
+          ctx.fillText(list.map((f) => f.kind).join(","), x + 3 * dpr, top + 8 * dpr);  // canvas text: never markup
+          lastLabel = x;
+        }
+      }
+      const c = r.change;
+      if (c && !small) {
+        const x = Math.round(u.valToPos(c.day * DAY, "x", true));
+        if (x >= left && x <= left + width) {
+          ctx.strokeStyle = STATUS_COLOUR[r.status] || "#334155";
+          ctx.setLineDash([5 * dpr, 4 * dpr]);
+          ctx.lineWidth = 1.5 * dpr;
+          ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke();
+          ctx.setLineDash([]);
+          ctx.fillStyle = STATUS_COLOUR[r.status] || "#334155";
+          ctx.textBaseline = "bottom";
+          const label = `change ${pct(c.relative)}`;
+          const w = ctx.measureText(label).width;
+          ctx.fillText(label, Math.min(x + 4 * dpr, left + width - w), top + height - 4 * dpr);
+        }
+      }
+      ctx.restore();
+    };
+  }
+
+  function pointLines(r, cd, day) {
+    const lines = [isoDay(day)];
+    const p = cd.byDay.get(day);
+    if (p) {
+      const run = runInfo(p.run);
+      lines.push(`${short(p.value)} ${r.unit}  (${Number(p.value).toLocaleString("en-US")})`);
+      lines.push(`keras-nightly ${run.keras || "unknown"}`);
+      lines.push(`run ${run.id}${run.attempt > 1 ? ` attempt ${run.attempt}` : ""}`);
+    }
+    for (const f of cd.fails.get(day) || []) {
+      const msg = f.message.length > 300 ? f.message.slice(0, 299) + "…" : f.message;  // the table below has it all
+      lines.push(`FAILED (${f.kind}): ${msg}`);
+      const run = runInfo(f.run);
+      if (!p) lines.push(`keras-nightly ${run.keras || "unknown"}`);
+    }
+    return lines;
+  }
+
+  function showTooltip(u, r, cd) {
+    const tip = $("tooltip");
+    const idx = u.cursor.idx;
+    if (idx == null || u.cursor.left < 0) { tip.hidden = true; return; }
+    tip.replaceChildren(...pointLines(r, cd, cd.days[idx]).map((t, i) => el("div", { class: i ? null : "tip-day" }, t)));
+    tip.hidden = false;
+    const box = u.over.getBoundingClientRect(), host = tip.parentElement.getBoundingClientRect();
+    let x = box.left - host.left + u.cursor.left + 12;
+    const y = box.top - host.top + Math.max(0, u.cursor.top - 10);
+    if (x + tip.offsetWidth > host.width) x = Math.max(0, x - tip.offsetWidth - 24);
+    tip.style.left = `${x}px`;
+    tip.style.top = `${y}px`;
+  }
+
+  function pinPoint(r, cd, day) {
+    const box = $("detail-point");
+    const p = cd.byDay.get(day);
+    const parts = [el("strong", null, "Pinned: "), pointLines(r, cd, day).join(" · ")];
+    const run = p ? runInfo(p.run) : cd.fails.has(day) ? runInfo(cd.fails.get(day)[0].run) : null;
+    const a = run && link(run.url, "open the CI run");
+    if (a) parts.push(" · ", a);
+    box.replaceChildren(...parts);
+  }
+
+  // Tick labels share one suffix and just enough decimals for the tick step:
+  // 250k 275k 300k, or 1.05k 1.10k, never 1k 1k 1.1k.
+  function axisValues(u, ticks, axisIdx, space, incr) {
+    const m = Math.max(...ticks.map((v) => Math.abs(v)));
+    const [div, suffix] = m >= 1e9 ? [1e9, "G"] : m >= 1e6 ? [1e6, "M"] : m >= 1e3 ? [1e3, "k"] : [1, ""];
+    const decimals = Math.max(0, Math.min(4, Math.ceil(-Math.log10(incr / div) - 1e-9)));
+    return ticks.map((v) => (v / div).toFixed(decimals) + suffix);
+  }
+
+  function chartOptions(r, cd, width, height, small) {
+    const colour = STATUS_COLOUR[r.status] || "#0f766e";
+    return {
+      width, height,
+      tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),  // points are UTC days
+      legend: { show: false },
+      cursor: small ? { show: false } : { drag: { x: true, y: false }, points: { size: 7 } },
+      scales: { x: { time: true } },
+      axes: [
+        { stroke: "#475569", grid: { stroke: "#e2e8f0" }, ticks: { stroke: "#cbd5e1" }, size: small ? 30 : 50,
+          incrs: DAY_INCRS },
+        { stroke: "#475569", grid: { stroke: "#e2e8f0" }, ticks: { stroke: "#cbd5e1" },
+          values: axisValues, size: small ? 48 : 56, label: small ? null : r.unit, labelSize: 18 },
+      ],
+      series: [
+        {},
+        { label: "value", stroke: "#2563eb", width: small ? 1 : 1.5, spanGaps: true,
+          points: small ? { show: false } : { size: 4, fill: "#2563eb" } },
+        { label: "level before", stroke: "#64748b", width: 2, dash: [6, 4], points: { show: false } },
+        { label: "level after", stroke: colour, width: 2.5, points: { show: false } },
+      ],
+      hooks: {
+        draw: [drawMarks(r, cd, small)],
+        setCursor: small ? [] : [(u) => showTooltip(u, r, cd)],
+      },
+    };
+  }
+
+  // Show the newest `nights` of a chart (0: all); double-click zooms back out to all.
+  function showRange(u, nights) {
+    const xs = u.data[0];
+    if (!xs.length) return;
+    const max = xs[xs.length - 1];
+    const min = nights > 0 ? Math.max(xs[0], max - (nights - 1) * DAY) : xs[0];
+    u.setScale("x", { min, max: min === max ? max + DAY : max });
+  }
+
+  function summary(r) {
+    const n = r.days.length;
+    const bits = [`Latest ${r.latest_text} ${r.unit}`, `Δ prev ${r.delta_text}`, `${n} nightly point${n === 1 ? "" : "s"}`];
+    if (n) bits.push(`since ${isoDay(points(r).days[0])}`);
+    bits.push(r.better === "smaller" ? "smaller is better" : "bigger is better");
+    if (r.change) {
+      bits.push(`change ${pct(r.change.relative)} from ${isoDay(r.change.day)}: level ${short(r.change.before)} → ${short(r.change.after)}`);
+    } else {
+      bits.push("no recent change detected");
+    }
+    if (r.failures.length) bits.push(`${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}`);
+    if (r.skipped) bits.push(`${r.skipped} skipped`);
+    return bits.join(" · ");
+  }
+
+  function failureTable(r) {
+    if (!r.failures.length) return null;
+    const limit = 50;
+    const list = r.failures.slice(-limit).reverse();  // newest first
+    const body = list.map(([day, run, kind, message]) => {
+      const info = runInfo(run);
+      return el("tr", null,
+        el("td", null, isoDay(day)),
+        el("td", null, el("span", { class: "kind" }, kind)),
+        el("td", null, info.keras || "—"),
+        el("td", { class: "msg" }, message),
+        el("td", null, link(info.url, "run") || "—"));
+    });
+    const more = r.failures.length > limit ? el("p", { class: "hint" }, `${r.failures.length - limit} older failures not shown.`) : null;
+    return el("div", null,
+      el("h3", null, "Failures"),
+      el("table", { class: "failures" },
+        el("thead", null, el("tr", null, ...["DATE", "KIND", "KERAS", "MESSAGE", "RUN"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", null, ...body)),
+      more);
+  }
+
+  function latestUrl(r) {
+    const p = points(r);
+    const last = [];
+    if (p.run.length) last.push(p.run[p.run.length - 1]);
+    if (r.failures.length) last.push(r.failures[r.failures.length - 1][1]);
+    const newest = Math.max(...last);  // run indices are in time order
+    return last.length ? runInfo(newest).url : null;
+  }
+
+  function openDetail(r, { scroll = true } = {}) {
+    state.selected = r;
+    for (const tr of document.querySelectorAll("#series-table tbody tr")) {
+      tr.setAttribute("aria-selected", tr._row === r ? "true" : "false");
+    }
+    const section = $("detail");
+    section.hidden = false;
+    $("detail-title").textContent = seriesName(r);
+    const badge = $("detail-status");
+    badge.textContent = r.status;
+    badge.dataset.status = r.status;
+    section.style.setProperty("--after", STATUS_COLOUR[r.status] || "#0f766e");  // the legend's "level after" swatch
+    section.dataset.change = r.change ? "yes" : "no";  // the level keys show only with a change
+    $("detail-summary").textContent = summary(r);
+    $("detail-point").replaceChildren();
+    const links = [];
+    const run = link(latestUrl(r), "newest CI run");
+    if (run) links.push(run);
+    if (r.plot) links.push(link(r.plot, "PNG plot"));
+    const joined = [];
+    links.forEach((a, i) => { if (i) joined.push(" · "); joined.push(a); });
+    $("detail-links").replaceChildren(...joined);
+    $("detail-failures").replaceChildren(...[failureTable(r)].filter(Boolean));
+
+    if (state.chart) { state.chart.destroy(); state.chart = null; }
+    const host = $("detail-chart");
+    host.replaceChildren();
+    $("tooltip").hidden = true;
+    const cd = chartData(r);
+    if (!cd.days.length || !r.days.length) {
+      host.append(el("p", { class: "nochart" }, "No points yet: every result so far failed or was skipped."));
+    } else {
+      state.chart = new uPlot(chartOptions(r, cd, host.clientWidth || 800, 340, false), cd.data, host);
+      showRange(state.chart, Number($("detail-range").value));
+      state.chart.over.addEventListener("mouseleave", () => { $("tooltip").hidden = true; });
+      state.chart.over.addEventListener("click", () => {
+        const u = state.chart;
+        if (u && u.cursor.idx != null && !u.select.width) pinPoint(r, cd, cd.days[u.cursor.idx]);
+      });
+    }
+    history.replaceState(null, "", "#" + new URLSearchParams(KEY.map((k) => [k, r[k]])).toString());
+    if (scroll) section.scrollIntoView({ block: "nearest" });
+  }
+
+  function closeDetail() {
+    if (state.chart) { state.chart.destroy(); state.chart = null; }
+    state.selected = null;
+    $("detail").hidden = true;
+    for (const tr of document.querySelectorAll("#series-table tbody tr")) tr.setAttribute("aria-selected", "false");
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+
+  // -- small multiples: every series of one device ----------------------
+
+  function renderOverview(device) {
+    for (const u of state.multiples) u.destroy();
+    state.multiples = [];
+    const grid = $("multiples");
+    grid.replaceChildren();
+    const rows = state.rows.filter((r) => r.device === device).sort(compare);
+    for (const r of rows) {
+      const chart = el("div", { class: "mini-chart" });
+      const card = el("button", { type: "button", class: "card", "data-status": r.status, title: "open the chart" },
+        el("span", { class: "card-head" },
+          el("span", { class: "card-title" }, [r.backend, r.model, r.mode].join(" · ")),
+          el("span", { class: "badge", "data-status": r.status }, r.status)),
+        el("span", { class: "card-sub" }, `${r.latest_text} ${r.unit} · ${r.delta_text}`),
+        chart);
+      card.addEventListener("click", () => openDetail(r));
+      grid.append(card);
+      const cd = chartData(r);
+      if (r.days.length) {
+        const u = new uPlot(chartOptions(r, cd, Math.max(200, chart.clientWidth || 260), 150, true), cd.data, chart);
+        showRange(u, Number($("overview-range").value));
+        state.multiples.push(u);
+      } else {
+        chart.append(el("p", { class: "nochart" }, "no points yet"));
+      }
+    }
+  }
+
+  function buildOverview() {
+    const select = $("overview-device");
+    const devices = [...new Set(state.rows.map((r) => r.device))].sort();
+    for (const d of devices) select.append(new Option(d, d));
+    select.addEventListener("change", () => renderOverview(select.value));
+    $("overview-range").addEventListener("change", () => {
+      for (const u of state.multiples) showRange(u, Number($("overview-range").value));
+    });
+    if (devices.length) renderOverview(devices[0]);
+  }
+
+  // -- start -------------------------------------------------------------
+
+  function metaLine(data) {
+    const bits = [`${data.series.length} series`, `${state.runs.length} runs`];
+    if (data.newest_run) bits.push(`newest run ${data.newest_run.replace("T", " ").replace("Z", " UTC")}`);
+    bits.push(`built ${data.generated_at.replace("T", " ").replace("Z", " UTC")}`);
+    return bits.join(" · ");
+  }
+
+  function openFromHash() {
+    if (!location.hash) return;
+    const q = new URLSearchParams(location.hash.slice(1));
+    const r = state.rows.find((row) => KEY.every((k) => row[k] === q.get(k)));
+    if (r) openDetail(r, { scroll: false });
+  }
+
+  let resizeTimer = null;
+  function onResize() {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => {
+      if (state.chart) state.chart.setSize({ width: $("detail-chart").clientWidth, height: 340 });
+      for (const u of state.multiples) {
+        u.setSize({ width: Math.max(200, u.root.parentElement.clientWidth), height: 150 });
+      }
+    }, 150);
+  }
+
+  async function start() {
+    let data;
+    try {
+      const res = await fetch("data/index.json");  // picks up the <link rel=preload> download
+      if (!res.ok) throw new Error(`data/index.json: HTTP ${res.status}`);
+      data = await res.json();
+    } catch (e) {
+      const err = $("error");
+      err.textContent = `Could not load the data (${e.message}). Build the site with ` +
+        "`python -m bench site --data DIR --out SITE` and serve it over http (`python -m bench serve SITE`).";
+      err.hidden = false;
+      $("meta").textContent = "";
+      document.documentElement.dataset.ready = "error";
+      return;
+    }
+    if (data.format !== 1) {
+      const err = $("error");
+      err.textContent = `data/index.json is format ${data.format}; this page reads format 1. Rebuild the site.`;
+      err.hidden = false;
+    }
+    state.data = data;
+    state.runs = data.runs || [];
+    state.rows = data.series || [];
+    $("meta").textContent = metaLine(data);
+    buildHeader();
+    buildFilters();
+    renderTable();
+    $("detail-close").addEventListener("click", closeDetail);
+    $("detail-range").addEventListener("change", () => {
+      if (state.chart) showRange(state.chart, Number($("detail-range").value));
+    });
+    document.documentElement.dataset.ready = "table";
+    window.__benchTableMs = performance.now();
+    // Charts after the table has painted: the table is what people come for.
+    requestAnimationFrame(() => setTimeout(() => {
+      buildOverview();
+      openFromHash();
+      window.addEventListener("hashchange", openFromHash);  // a pasted link on an open page
+      window.addEventListener("resize", onResize);
+      document.documentElement.dataset.ready = "all";
+      window.__benchAllMs = performance.now();
+    }, 0));
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();

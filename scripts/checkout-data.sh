@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# A fresh, shallow checkout of the data branch: what `--data DIR` reads.
+#
+#   scripts/checkout-data.sh DEST
+#
+# publish.yml (report, site) and pr-comment.yml (the baseline of `bench
+# compare`). Inputs: DATA_REPO, DATA_BRANCH (as publish-records.sh), GH_TOKEN
+# for a private repository. A data branch that does not exist yet (before the
+# first nightly) gives an empty DEST and a notice: no history, not an error.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+dest="${1:?usage: checkout-data.sh DEST}"
+repo="${DATA_REPO:-https://github.com/${GITHUB_REPOSITORY:?set DATA_REPO or GITHUB_REPOSITORY}.git}"
+branch="${DATA_BRANCH:-gh-pages}"
+# shellcheck source=scripts/git-auth.sh
+source "$here/git-auth.sh"
+
+rm -rf "$dest"
+if git ls-remote --exit-code --heads "$repo" "$branch" >/dev/null; then
+  depth=()
+  [[ "$repo" == *://* ]] && depth=(--depth 1)  # git ignores --depth for a local path, noisily
+  git clone --quiet "${depth[@]}" --single-branch --branch "$branch" "$repo" "$dest"
+  echo "checkout-data: $branch at $(git -C "$dest" rev-parse --short HEAD) in $dest" >&2
+else
+  mkdir -p "$dest"
+  echo "checkout-data: no branch '$branch' in the data repository yet; empty history in $dest" >&2
+fi

@@ -1,0 +1,100 @@
+"""Accuracy of the status logic on the labelled corpus, and (optionally) how
+many real github-action-benchmark series it would flag.
+
+    .venv/bin/python scripts/corpus_accuracy.py [--realhist ../shared/realhist] [--seeds 1-8]
+
+Corpus: tests/corpus/series.json (made-up series, each with the status it
+must get; see tests/corpus/generate.py). Prints accuracy, false alarms
+(labelled Steady/Watch but read Regressed/Faster) and every miss.
+--seeds N-M regenerates the corpus with other seeds (held out: the logic
+was tuned on the default seed) and prints the same numbers for each.
+--realhist DIR reads each data.js there (one series per benchmark name,
+one point per entry in order; 'customSmallerIsBetter' and 'cargo' are times)
+and prints, per file, how many series read Regressed/Faster/Watch: a sanity
+view of real noise, not a score (nobody labelled those).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.config import load  # noqa: E402
+from bench.trends import assess  # noqa: E402
+from tests.corpus import load_cases, make_series  # noqa: E402
+from tests.corpus.generate import cases  # noqa: E402
+
+ALARMS = {"Regressed", "Faster"}
+SMALLER_TOOLS = {"customSmallerIsBetter", "cargo", "go", "catch2", "julia", "jmh", "benchmarkdotnet"}
+
+
+def score(items, trends) -> dict:
+    """items: (name, label, better, values)."""
+    wrong, alarms = [], []
+    for name, label, better, values in items:
+        s = make_series(values, better)
+        got = assess(s, s.points[-1].started_at, trends).status
+        if got != label:
+            wrong.append((name, label, got))
+            if got in ALARMS and label not in ALARMS:
+                alarms.append(name)
+    n = len(items)
+    return {"series": n, "right": n - len(wrong), "accuracy": (n - len(wrong)) / n,
+            "false_alarms": alarms, "wrong": wrong}
+
+
+def show(title: str, r: dict, verbose: bool = True) -> None:
+    print(f"{title}: {r['right']}/{r['series']} right ({r['accuracy']:.2%}), "
+          f"{len(r['false_alarms'])} false alarms")
+    if verbose:
+        for name, label, got in r["wrong"]:
+            print(f"  miss: {name}: expected {label}, got {got}")
+
+
+def realhist(folder: Path, trends) -> None:
+    for path in sorted(folder.glob("*.js")):
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text[text.index("{"):].rstrip().rstrip(";"))
+        counts: Counter = Counter()
+        for entries in data.get("entries", {}).values():
+            values: dict[str, list[float]] = {}
+            better: dict[str, str] = {}
+            for entry in entries:
+                for b in entry.get("benches", []):
+                    v = b.get("value")
+                    if isinstance(v, (int, float)) and v > 0:
+                        values.setdefault(b["name"], []).append(float(v))
+                        better[b["name"]] = "smaller" if entry.get("tool") in SMALLER_TOOLS else "bigger"
+            for name, vs in values.items():
+                s = make_series(vs, better[name])
+                counts[assess(s, s.points[-1].started_at, trends).status] += 1
+        total = sum(counts.values())
+        print(f"{path.name}: {total} series: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--realhist", type=Path, help="folder of github-action-benchmark data.js files")
+    p.add_argument("--seeds", help="also score regenerated corpora, e.g. 1-8")
+    args = p.parse_args()
+    trends = load().trends
+    r = score([(c.name, c.label, c.better, c.values) for c in load_cases()], trends)
+    show("corpus (tests/corpus/series.json)", r)
+    if args.seeds:
+        lo, hi = (int(x) for x in args.seeds.split("-"))
+        for seed in range(lo, hi + 1):
+            items = [(c["name"], c["label"], c["better"], c["values"]) for c in cases(seed)]
+            show(f"held-out seed {seed}", score(items, trends))
+    if args.realhist:
+        realhist(args.realhist, trends)
+    return 0 if not r["false_alarms"] and r["accuracy"] >= 0.99 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

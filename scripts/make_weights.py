@@ -1,0 +1,87 @@
+"""Make the predict gate's committed weights: bench/workloads/weights/<model>.npz.
+
+    .venv/bin/python scripts/make_weights.py            # rewrite both files
+    .venv/bin/python scripts/make_weights.py --check    # regenerate in memory, compare
+
+Reproducible: fixed seed (keras.utils.set_random_seed), fixed data split,
+unshuffled epochs, on the jax CPU backend (KERAS_BACKEND is forced to jax
+unless --backend says otherwise). Weights are stored as float16 to keep the
+files small; the reference logits are computed from exactly those rounded
+weights, so a backend that loads them must reproduce the logits up to float32
+rounding (bench/workloads/gate.py holds the tolerance).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+SEED = 1234
+EPOCHS = {"cnn": 6, "mlp": 5}
+
+
+def train(name: str, batch_size: int):
+    import keras
+    import numpy as np
+
+    from bench import workloads
+    from bench.workloads import data
+
+    w = workloads.get(name)
+    split = data.digits()
+    keras.utils.set_random_seed(SEED)
+    model = w.build()
+    workloads.compile_model(model)
+    n = len(split.x_train) // batch_size * batch_size
+    x = data.for_model(split.x_train[:n], w.flat_input)
+    model.fit(x, split.y_train[:n], batch_size=batch_size, epochs=EPOCHS[name], verbose=0, shuffle=False)
+    # Round to what is stored, then take the reference logits from the rounded weights.
+    weights = [np.asarray(v, dtype=np.float16).astype(np.float32) for v in model.get_weights()]
+    model.set_weights(weights)
+    logits = model.predict(data.for_model(split.x_test, w.flat_input), batch_size=batch_size, verbose=0)
+    return weights, logits, split.y_test, keras.__version__
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--models", default="cnn,mlp")
+    p.add_argument("--backend", default="jax", help="KERAS_BACKEND to train with (default jax)")
+    p.add_argument("--out", type=Path, default=None, help="folder (default bench/workloads/weights)")
+    p.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
+    args = p.parse_args(argv)
+    os.environ["KERAS_BACKEND"] = args.backend
+
+    import numpy as np
+
+    from bench import config
+    from bench.workloads import gate
+
+    cfg = config.load()
+    bad = 0
+    for name in args.models.split(","):
+        weights, logits, labels, keras_version = train(name, cfg.models[name].batch_size)
+        acc = gate.accuracy(logits, labels)
+        path = (args.out / f"{name}.npz") if args.out else gate.reference_path(name)
+        if args.check:
+            ref = gate.load_reference(name, path)
+            same = len(ref.weights) == len(weights) and all(
+                np.array_equal(a, b) for a, b in zip(ref.weights, weights))
+            verdict = gate.check_predict(logits, labels, ref)
+            print(f"{name}: weights {'identical' if same else 'DIFFER'}; accuracy {acc:.4f} "
+                  f"(committed {ref.accuracy:.4f}); gate {'passes' if verdict.passed else 'FAILS: ' + verdict.message}")
+            bad += not (same and verdict.passed)
+            continue
+        gate.save_reference(path, weights, logits, acc, {
+            "backend": args.backend, "keras_version": keras_version, "seed": SEED, "epochs": EPOCHS[name],
+            "batch_size": cfg.models[name].batch_size})
+        print(f"{name}: accuracy {acc:.4f}, {sum(w.size for w in weights)} weights -> {path} "
+              f"({path.stat().st_size // 1024} KiB)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

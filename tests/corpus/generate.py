@@ -1,0 +1,133 @@
+"""Write tests/corpus/series.json: made-up nightly series, each with the label
+it must get. Deterministic; rerun with `python -m tests.corpus.generate`.
+
+The labels come from how each series is built (a step of -10 % six nights
+ago is Regressed), never from running bench.trends. Noise is shaped like the
+shared GPU node: Gaussian jitter of 1-2 % around the level plus deep dips
+(to 10-80 % of the level) every few nights; 'smaller' series are times, so
+their dips are spikes (value / dip). Window 10, confirm 3, min_change 5 %.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+OUT = Path(__file__).with_name("series.json")
+LENGTH = 45
+
+
+def _series(rng, *, n=LENGTH, noise=0.015, dip_rate=0.2, steps=(), dips=(), offs=(),
+            quiet_tail=2, drift=0.0, better="bigger"):
+    """Values for n nights. steps: [(index, factor)]; dips: forced dip
+    indices (negative from the end); offs: [(index, factor)] extra factor on
+    one night; random dips avoid the last `quiet_tail` nights and the 3
+    nights around each step (placed dips say what a test wants there)."""
+    level0 = rng.choice([9000.0, 40000.0, 60000.0, 250000.0, 2.5, 120.0])
+    forced = {d % n for d in dips}
+    off = {i % n: f for i, f in offs}
+    keep_clear = {s % n + k for s, _ in steps for k in (-1, 0, 1)}
+    values = []
+    for i in range(n):
+        level = level0 * (1 + drift) ** i
+        for s, f in steps:
+            if i >= s % n:
+                level *= f
+        v = level * (1 + rng.gauss(0, noise))
+        v *= off.get(i, 1.0)
+        random_dip = (i < n - quiet_tail and i not in keep_clear and i not in off
+                      and rng.random() < dip_rate)
+        if i in forced or random_dip:
+            v *= _dip(rng, level / (level0 * (1 + drift) ** i), [f for _, f in steps])
+        values.append(v if better == "bigger" else level0 * level0 / v)
+    return values
+
+
+def _dip(rng, now: float, factors) -> float:
+    """A dip to 10-80 % of the level, never within 10 % of another level of
+    the series (the old one or a step's): a dip that lands there is not a
+    dip but the step starting early, or a recovery."""
+    levels = [1.0, *factors]
+    while True:
+        d = rng.uniform(0.1, 0.8)
+        if all(abs(d * now / lv - 1) > 0.1 for lv in levels):
+            return d
+
+
+def cases(seed: int = 20261202):
+    rng = random.Random(seed)
+    out = []
+
+    def add(name, label, values, better="bigger"):
+        out.append({"name": name, "label": label, "better": better,
+                    "values": [float(f"{v:.6g}") for v in values]})
+
+    for k in range(60):  # flat, dips anywhere but the last two nights
+        noise = rng.choice([0.005, 0.01, 0.015, 0.02])
+        add(f"flat-dips-{k}", "Steady", _series(rng, noise=noise, dip_rate=rng.choice([0.1, 0.2, 0.3])))
+    for k in range(15):
+        add(f"flat-clean-{k}", "Steady", _series(rng, dip_rate=0.0, noise=rng.choice([0.002, 0.01, 0.02])))
+    patterns = {  # endings made of dips: never a change
+        "dip-last": [-1], "dip-then-recovery": [-2], "dip-recovery-2": [-3],
+        "two-dips-normal-between": [-3, -1], "two-dips-normal-between-old": [-4, -2],
+        "three-alternating": [-5, -3, -1], "two-consecutive-then-recovery": [-3, -2],
+        "dips-around": [-6, -4, -1],
+    }
+    for pname, dips in patterns.items():
+        for k in range(8):
+            add(f"{pname}-{k}", "Steady", _series(rng, dips=dips, quiet_tail=6))
+    for direction, label in ((0.92, "Regressed"), (1.08, "Faster")):
+        for size in (0.08, 0.10, 0.15, 0.25, 0.5):
+            f = 1 - size if direction < 1 else 1 + size
+            for age in (3, 4, 5, 7, 10):
+                for k in range(3):
+                    noise = rng.choice([0.005, 0.01, 0.015, 0.02])
+                    add(f"step-{label}-{size}-age{age}-{k}", label,
+                        _series(rng, noise=noise, steps=[(LENGTH - age, f)], quiet_tail=age + 1))
+                    add(f"step-dip-before-{label}-{size}-age{age}-{k}", label,
+                        _series(rng, noise=noise, steps=[(LENGTH - age, f)], dips=[-age - 1],
+                                quiet_tail=age + 1))
+            for age in (4, 5, 7, 9):
+                for k in range(3):  # one night after the change a little off, or a deep dip
+                    off = rng.choice([0.96, 1.04]) if k < 2 else None
+                    # the off night is never the newest: a newest night back
+                    # near the old level reads as a recovery (Steady) by design
+                    kw = dict(offs=[(-rng.randrange(2, age), off)]) if off else dict(dips=[-rng.randrange(1, age - 1)])
+                    add(f"step-off-after-{label}-{size}-age{age}-{k}", label,
+                        _series(rng, noise=0.01, steps=[(LENGTH - age, f)], quiet_tail=age + 1, **kw))
+            for age in (12, 15, 25):  # older than the window
+                for k in range(2):
+                    add(f"old-step-{label}-{size}-age{age}-{k}", "Steady",
+                        _series(rng, noise=0.01, steps=[(LENGTH - age, f)], quiet_tail=age + 1))
+            if size >= 0.15:  # two nights: not yet confirmed
+                for k in range(3):
+                    add(f"young-step-{label}-{size}-{k}", "Watch",
+                        _series(rng, noise=0.01, steps=[(LENGTH - 2, f)], quiet_tail=3))
+    for size in (0.02, 0.03):  # below min_change
+        for k in range(6):
+            add(f"small-step-{size}-{k}", "Steady",
+                _series(rng, noise=0.005, steps=[(LENGTH - 6, 1 - size)], quiet_tail=7))
+    for k in range(12):  # slow drift (<= 0.2 %/night): no change point
+        add(f"slow-drift-{k}", "Steady",
+            _series(rng, noise=0.01, drift=rng.choice([-0.002, -0.001, 0.001, 0.002])))
+    for k in range(20):  # very noisy: no alarm without a change far above the noise
+        noise = rng.choice([0.05, 0.08])
+        add(f"very-noisy-flat-{k}", "Steady", _series(rng, noise=noise, dip_rate=0.1))
+    for k in range(10):
+        add(f"very-noisy-big-step-{k}", "Regressed",
+            _series(rng, noise=0.05, dip_rate=0.0, steps=[(LENGTH - 7, 0.5)], quiet_tail=8))
+    for k in range(20):  # times: smaller is better, dips are spikes
+        add(f"smaller-flat-{k}", "Steady", _series(rng, better="smaller"), better="smaller")
+    for k in range(10):  # a slowdown in a time series is a rise in value
+        add(f"smaller-slower-{k}", "Regressed",
+            _series(rng, better="smaller", steps=[(LENGTH - 5, 0.85)], quiet_tail=6), better="smaller")
+        add(f"smaller-faster-{k}", "Faster",
+            _series(rng, better="smaller", steps=[(LENGTH - 5, 1.2)], quiet_tail=6), better="smaller")
+    return out
+
+
+if __name__ == "__main__":
+    data = cases()
+    OUT.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+    print(f"wrote {len(data)} series to {OUT}")

@@ -1,0 +1,141 @@
+#!/usr/bin/env python3
+"""A stand-in for the `gh` CLI, serving a made-up GitHub from a folder.
+
+Only the calls the workflow scripts make are understood; anything else fails
+loudly so a script that starts calling something new is noticed. Every call is
+appended to FAKE_GH_ROOT/calls.jsonl (argv and stdin) for the tests to check.
+
+FAKE_GH_ROOT layout:
+  runs/<run id>/<artifact name>/...  artifacts of a workflow run
+  pulls/<n>.json                     GET repos/R/pulls/<n>
+  pulls/<n>.files                    the PR's changed files, one a line
+  comments/<n>.json                  the PR's issue comments (a JSON list; kept up to date)
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(os.environ["FAKE_GH_ROOT"])
+COMMENT_AUTHOR = "github-actions[bot]"
+
+
+def main(argv: list[str]) -> int:
+    stdin = sys.stdin.read() if "--input" in argv else ""
+    with open(ROOT / "calls.jsonl", "a") as f:
+        f.write(json.dumps({"argv": argv, "stdin": stdin}) + "\n")
+    if argv[:2] == ["run", "list"]:
+        return run_list(argv[2:])
+    if argv[:2] == ["run", "download"]:
+        return run_download(argv[2], _opts(argv[3:]))
+    if argv[:1] == ["api"]:
+        return api(argv[1:], stdin)
+    return fail(f"fake gh: unsupported call {argv}")
+
+
+def _opts(args: list[str]) -> dict[str, str]:
+    opts, i = {}, 0
+    while i < len(args):
+        if args[i].startswith("--") and i + 1 < len(args) and not args[i + 1].startswith("--"):
+            opts[args[i]] = args[i + 1]
+            i += 2
+        else:
+            opts[args[i]] = ""
+            i += 1
+    return opts
+
+
+def run_list(args: list[str]) -> int:
+    opts = _opts(args)
+    if opts.get("--json") != "databaseId" or opts.get("--jq") != ".[].databaseId" or "--repo" not in opts:
+        return fail(f"fake gh: unexpected run list options {args}")
+    runs = sorted((p.name for p in (ROOT / "runs").iterdir()), key=int) if (ROOT / "runs").is_dir() else []
+    print("\n".join(runs))
+    return 0
+
+
+def run_download(run: str, opts: dict[str, str]) -> int:
+    src = ROOT / "runs" / run
+    names = sorted(p.name for p in src.iterdir()) if src.is_dir() else []
+    chosen = [n for n in names if fnmatch.fnmatchcase(n, opts.get("--pattern", "*"))]
+    if not chosen:
+        return fail("no artifact matches any of the names or patterns provided")
+    for name in chosen:
+        shutil.copytree(src / name, Path(opts["--dir"]) / name, dirs_exist_ok=True)
+    return 0
+
+
+def api(args: list[str], stdin: str) -> int:
+    method, path, jq, paginate = "GET", None, None, False
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "-X":
+            method, i = args[i + 1], i + 2
+        elif a == "--jq":
+            jq, i = args[i + 1], i + 2
+        elif a == "--input":
+            i += 2
+        elif a == "--paginate":
+            paginate, i = True, i + 1
+        else:
+            path, i = a.split("?")[0], i + 1
+    parts = path.split("/")
+    if method == "GET" and parts[3] == "pulls" and len(parts) == 5:
+        pull = json.loads((ROOT / "pulls" / f"{parts[4]}.json").read_text())
+        if jq == ".head.sha":
+            print(pull["head"]["sha"])
+        elif jq is None:
+            print(json.dumps(pull))
+        else:
+            return fail(f"fake gh: unsupported --jq {jq}")
+        return 0
+    if method == "GET" and parts[3] == "pulls" and parts[5:] == ["files"] and jq == ".[].filename":
+        print((ROOT / "pulls" / f"{parts[4]}.files").read_text(), end="")
+        return 0
+    if parts[3:4] == ["issues"]:
+        return comments(method, parts, stdin, paginate)
+    return fail(f"fake gh: unsupported api call {args}")
+
+
+def comments(method: str, parts: list[str], stdin: str, paginate: bool) -> int:
+    if parts[4] == "comments":  # PATCH repos/R/issues/comments/<id>
+        files = sorted((ROOT / "comments").glob("*.json"))
+        for f in files:
+            items = json.loads(f.read_text())
+            for c in items:
+                if str(c["id"]) == parts[5] and method == "PATCH":
+                    c["body"] = json.loads(stdin)["body"]
+                    f.write_text(json.dumps(items))
+                    print(json.dumps(c))
+                    return 0
+        return fail(f"fake gh: no comment {parts[5]}")
+    store = ROOT / "comments" / f"{parts[4]}.json"
+    items = json.loads(store.read_text()) if store.exists() else []
+    if method == "GET" and paginate:
+        # Two pages, back to back, as `gh api --paginate` prints them.
+        half = len(items) // 2
+        print(json.dumps(items[:half]) + json.dumps(items[half:]))
+        return 0
+    if method == "POST":
+        new = {"id": 1000 + len(items), "body": json.loads(stdin)["body"], "user": {"login": COMMENT_AUTHOR},
+               "html_url": f"https://github.example/pull/{parts[4]}#issuecomment-{1000 + len(items)}"}
+        store.parent.mkdir(parents=True, exist_ok=True)
+        store.write_text(json.dumps(items + [new]))
+        print(json.dumps(new))
+        return 0
+    return fail(f"fake gh: unsupported comments call {method} {parts}")
+
+
+def fail(message: str) -> int:
+    print(message, file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,106 @@
+"""bench.compare.stats: the U test, the interval, dips and the prediction test."""
+
+import math
+import random
+
+import pytest
+
+from bench.compare import stats
+
+
+def test_u_exact_complete_separation_is_the_smallest_p():
+    low, high = [1.0, 2, 3, 4, 5, 6, 7], [11.0, 12, 13, 14, 15, 16, 17]
+    assert stats.u_statistic(high, low) == 49
+    # 2 of C(14, 7) = 3432 orderings are this extreme (either way round).
+    assert stats.mann_whitney_p(high, low) == pytest.approx(2 / 3432)
+    assert stats.mann_whitney_p(low, high) == pytest.approx(2 / 3432)
+    assert stats.min_p_value(7, 7) == pytest.approx(2 / 3432)
+
+
+def test_u_exact_small_case_by_hand():
+    # x = [1, 4], y = [2, 3]: U = 2 (4 beats both); of the C(4,2) = 6 orderings
+    # U takes 0,1,2,2,3,4, so P(U <= 2) = 4/6 and the two-sided p is 1.
+    assert stats.u_statistic([1.0, 4.0], [2.0, 3.0]) == 2
+    assert stats.mann_whitney_p([1.0, 4.0], [2.0, 3.0]) == 1.0
+    # x = [5, 6], y = [1, 2]: U = 4, P(U >= 4) = 1/6, two-sided 2/6.
+    assert stats.mann_whitney_p([5.0, 6.0], [1.0, 2.0]) == pytest.approx(1 / 3)
+
+
+def test_u_with_ties_uses_the_corrected_normal_approximation():
+    assert stats.mann_whitney_p([5.0] * 7, [5.0] * 7) == 1.0  # all equal: no evidence
+    p = stats.mann_whitney_p([2.0] * 7, [1.0] * 7)
+    assert 0 < p < 0.001
+
+
+def test_u_matches_scipy():
+    sp = pytest.importorskip("scipy.stats")
+    rng = random.Random(4)
+    for n, m in [(7, 7), (7, 4), (3, 35), (7, 49), (20, 200)]:
+        x = [rng.gauss(1.0, 0.1) for _ in range(n)]
+        y = [rng.gauss(1.05, 0.1) for _ in range(m)]
+        method = "exact" if n * m <= stats.EXACT_MAX_PAIRS else "asymptotic"
+        ref = sp.mannwhitneyu(x, y, alternative="two-sided", method=method).pvalue
+        assert stats.mann_whitney_p(x, y) == pytest.approx(ref, rel=1e-9)
+    tied = [1.0, 1.0, 2.0, 3.0, 3.0, 3.0, 4.0]
+    ref = sp.mannwhitneyu(tied, [2.0, 2.0, 3.0, 5.0], alternative="two-sided", method="asymptotic").pvalue
+    assert stats.mann_whitney_p(tied, [2.0, 2.0, 3.0, 5.0]) == pytest.approx(ref, rel=1e-9)
+
+
+def test_min_p_value_says_when_no_test_can_succeed():
+    assert stats.min_p_value(7, 3) > 0.01   # 2 / C(10, 3) = 0.0167
+    assert stats.min_p_value(7, 4) < 0.01   # 2 / C(11, 4) = 0.0061
+
+
+def test_prediction_p_value_is_a_t_test_of_one_more_run():
+    runs = [100.0, 102.0, 98.0, 101.0, 99.0]
+    logs = [math.log(v) for v in runs]
+    mean = sum(logs) / 5
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / 4)
+    t = (math.log(110.0) - mean) / (sd * math.sqrt(1 + 1 / 5))
+    sp = pytest.importorskip("scipy.stats")
+    assert stats.prediction_p_value(110.0, runs) == pytest.approx(2 * sp.t.sf(t, 4), rel=1e-9)
+    assert stats.prediction_p_value(100.0, runs) > 0.9
+    assert stats.prediction_p_value(100.0, [100.0]) == 1.0       # one run: no spread known
+    assert stats.prediction_p_value(120.0, [100.0, 100.0]) == 0.0  # no spread at all
+
+
+def test_drop_dips_takes_out_deep_dips_on_the_bad_side_only():
+    assert stats.drop_dips([100.0, 101, 99, 100, 40], "bigger") == ((100.0, 101, 99, 100), 1)
+    # for a time (smaller is better) a dip is a value far too high
+    assert stats.drop_dips([100.0, 101, 99, 100, 250], "smaller") == ((100.0, 101, 99, 100), 1)
+    # a fast outlier is no dip; a 5 % low value is ordinary noise
+    assert stats.drop_dips([100.0, 101, 99, 100, 250], "bigger")[1] == 0
+    assert stats.drop_dips([100.0, 101, 99, 100, 95], "bigger")[1] == 0
+    # noisy values: the limit widens to 5 robust sigmas
+    noisy = [100.0, 108, 92, 104, 96, 85]
+    assert stats.drop_dips(noisy, "bigger")[1] == 0
+
+
+def test_compare_samples_medians_delta_and_interval():
+    base = [100.0, 101, 99, 100.5, 99.5, 100.2, 99.8]
+    head = [80.0, 81, 79, 80.5, 79.5, 80.2, 79.8]
+    c = stats.compare_samples(head, base, 0.01)
+    assert (c.base, c.head) == (100.0, 80.0)
+    assert c.delta == pytest.approx(-0.20)
+    lo, hi = c.interval
+    assert lo < -0.20 < hi < 0
+    assert c.p_value == pytest.approx(2 / 3432)
+    assert stats.compare_samples(head, base, 0.01) == c  # seeded: always the same interval
+
+
+def test_interval_is_robust_to_one_dip_once_dips_are_dropped():
+    base = [100.0, 101, 99, 100.5, 99.5, 100.2, 30.0]
+    kept, dips = stats.drop_dips(base, "bigger")
+    lo, hi = stats.ratio_interval([80.0, 81, 79, 80.5, 79.5, 80.2, 79.8], kept, 0.01)
+    assert dips == 1 and -0.25 < lo < hi < -0.15
+
+
+def test_bad_input_is_refused_with_the_value():
+    with pytest.raises(ValueError, match="head value -1.0"):
+        stats.compare_samples([-1.0], [1.0], 0.01)
+    with pytest.raises(ValueError, match="base values are empty"):
+        stats.compare_samples([1.0], [], 0.01)
+    with pytest.raises(ValueError, match="alpha is 2"):
+        stats.compare_samples([1.0], [1.0], 2)
+    with pytest.raises(ValueError, match="better is 'up'"):
+        stats.drop_dips([1.0], "up")

@@ -1,0 +1,151 @@
+"""bench.trends on made-up series: formatting, sparklines and each status rule."""
+
+import math
+from dataclasses import replace
+from datetime import timedelta
+
+import pytest
+
+from bench.config import Trends
+from bench.series import Failure
+from bench.trends import (Assessment, Change, assess, delta_prev, format_delta, format_value,
+                          level_noise, sparkline)
+from tests.corpus import make_series
+
+T = Trends()  # stale_days 3, min_points 5, window 10, confirm 3, min_change 5 %, noise_factor 3
+FLAT = [1000.0, 1010.0, 995.0, 1005.0, 990.0, 1002.0, 1008.0, 997.0, 1003.0, 999.0] * 3
+
+
+def status(values, better="bigger", t=T):
+    s = make_series(values, better)
+    return assess(s, s.points[-1].started_at, t)
+
+
+@pytest.mark.parametrize("v, text", [
+    (288700.0, "288.7k"), (1_234_567.0, "1.2M"), (950.0, "950"), (950.4, "950"), (999_960.0, "1.0M"),
+    (1000.0, "1.0k"), (12.34, "12.3"), (1.234, "1.23"), (0.01234, "0.0123"), (3.4e9, "3.4G"),
+])
+def test_format_value(v, text):
+    assert format_value(v) == text
+
+
+def test_format_value_refuses_nan():
+    with pytest.raises(ValueError, match="nan"):
+        format_value(math.nan)
+
+
+@pytest.mark.parametrize("d, text", [(-0.094, "-9.4%"), (1.791, "+179.1%"), (None, "—"), (0.0, "+0.0%"),
+                                     (-0.0004, "+0.0%")])
+def test_format_delta(d, text):
+    assert format_delta(d) == text
+
+
+def test_delta_prev_is_latest_against_previous():
+    assert delta_prev([100.0]) is None
+    assert delta_prev([100.0, 200.0, 150.0]) == pytest.approx(-0.25)
+
+
+def test_sparkline_scales_between_min_and_max_of_the_last_n():
+    assert sparkline([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]) == "▁▂▃▄▅▆▇█"
+    assert sparkline([100.0] + [1.0, 8.0], n=2) == "▁█"  # the 100 is outside the last two
+    assert sparkline([268200.0]) == "█"
+    assert sparkline([5.0, 5.0, 5.0]) == "███"
+    assert sparkline([]) == ""
+    assert len(sparkline(list(range(1, 40)), n=15)) == 15
+
+
+def test_value_objects_reject_bad_values():
+    with pytest.raises(ValueError, match="Change.before is -1"):
+        Change(index=3, before=-1.0, after=2.0, relative=-3.0)
+    with pytest.raises(ValueError, match="'Broken'"):
+        Assessment("Broken")
+
+
+def test_level_noise_ignores_dips():
+    xs = [math.log(v) for v in [100, 101, 99, 30, 100, 102, 98, 50, 100, 20, 101, 99]]
+    level, sigma = level_noise(xs)
+    assert math.exp(level) == pytest.approx(100, rel=0.01)
+    assert sigma < 0.03
+
+
+def test_steady_flat_series():
+    a = status(FLAT)
+    assert a.status == "Steady" and a.change is None
+    assert a.level == pytest.approx(1000, rel=0.01)
+    assert a.noise < 0.02
+
+
+@pytest.mark.parametrize("tail", [
+    [300.0],                          # a single deep dip, last night
+    [300.0, 1000.0],                  # a dip then a recovery
+    [300.0, 1000.0, 450.0],           # two dips with a normal night between
+    [450.0, 1000.0, 300.0, 1000.0],
+    [300.0, 250.0, 1000.0],           # two dips in a row, then recovery
+    [906.0],                          # -9.4 % one night: informs, does not decide
+])
+def test_dips_never_alarm(tail):
+    assert status(FLAT + tail).status == "Steady"
+
+
+@pytest.mark.parametrize("factor, expected", [(0.9, "Regressed"), (1.1, "Faster"), (0.92, "Regressed")])
+def test_a_change_holding_three_nights_is_caught(factor, expected):
+    a = status(FLAT + [1000 * factor, 1001 * factor, 999 * factor])
+    assert a.status == expected
+    assert a.change.index == len(FLAT)
+    assert a.change.relative == pytest.approx(factor - 1, abs=0.01)
+    assert a.level == pytest.approx(1000 * factor, rel=0.01)
+
+
+def test_change_with_a_dip_right_before_it():
+    a = status(FLAT + [400.0, 900.0, 905.0, 898.0, 902.0])
+    assert a.status == "Regressed"
+    assert a.change.index == len(FLAT) + 1  # where the new level starts, not the dip
+
+
+def test_change_with_one_off_night_after_it():
+    assert status(FLAT + [900.0, 930.0, 902.0, 898.0]).status == "Regressed"   # slightly off
+    assert status(FLAT + [1100.0, 1103.0, 500.0, 1098.0]).status == "Faster"   # a dip after
+
+
+def test_change_older_than_the_window_is_steady():
+    assert status(FLAT + [880.0, 885.0, 878.0] * 4).status == "Steady"
+
+
+def test_change_smaller_than_min_change_is_steady():
+    assert status(FLAT + [970.0, 972.0, 969.0, 971.0]).status == "Steady"
+
+
+def test_smaller_is_better_turns_the_direction():
+    times = [10.0, 10.1, 9.9, 10.05, 9.95] * 6
+    slower = status(times + [11.0, 11.1, 10.9], better="smaller")
+    assert slower.status == "Regressed"
+    assert slower.change.relative == pytest.approx(0.1, abs=0.01)  # in ms: +10 % is slower
+    assert status(times + [9.0, 9.05, 8.95], better="smaller").status == "Faster"
+    assert status(times + [30.0], better="smaller").status == "Steady"  # a spike is a dip
+
+
+def test_watch_when_the_newest_two_are_off_together():
+    assert status(FLAT + [800.0, 805.0]).status == "Watch"
+    assert status(FLAT + [800.0]).status == "Steady"
+    assert status(FLAT + [800.0, 1200.0]).status == "Steady"
+
+
+def test_first_rule_that_applies():
+    s = make_series(FLAT + [900.0, 901.0, 899.0])
+    newest = s.points[-1].started_at
+    assert assess(s, newest, T).status == "Regressed"
+    later = newest + timedelta(days=4)  # the rest of the data ran 4 days later
+    assert assess(s, later, T).status == "Stale"
+    assert assess(s, newest + timedelta(days=3), T).status == "Regressed"  # 3 days is not stale
+    failed = Failure(newest + timedelta(days=5), 1, "r", "oom", "out of memory", None, None)
+    s_failed = replace(s, failures=(failed,))
+    assert assess(s_failed, later + timedelta(days=1), T).status == "Failed"  # before Stale
+    assert status([1000.0] * 4).status == "New"
+    assert status([1000.0] * 4, t=Trends(min_points=4)).status == "Steady"
+
+
+def test_thresholds_come_from_trends():
+    values = FLAT + [960.0, 961.0, 959.0]  # -4 %
+    assert status(values).status == "Steady"
+    assert status(values, t=Trends(min_change=0.03)).status == "Regressed"
+    assert status(FLAT + [900.0, 901.0, 899.0], t=Trends(confirm=4)).status == "Watch"

@@ -1,0 +1,44 @@
+"""The labelled corpus (tests/corpus/series.json): accuracy and false alarms.
+
+Each made-up series carries the status it must get (by construction, see
+tests/corpus/generate.py). A false alarm is a series labelled Steady or
+Watch that reads Regressed or Faster: the thing the status must never do.
+scripts/corpus_accuracy.py prints the same numbers with the misses.
+"""
+
+from collections import Counter
+
+from bench.config import Trends
+from bench.trends import assess
+from tests.corpus import load_cases, make_series
+
+ALARMS = {"Regressed", "Faster"}
+
+
+def _results():
+    t = Trends()
+    out = []
+    for case in load_cases():
+        s = make_series(case.values, case.better)
+        out.append((case, assess(s, s.points[-1].started_at, t).status))
+    return out
+
+
+def test_corpus_covers_every_kind_of_series():
+    kinds = Counter(c.name.rsplit("-", 1)[0].split("-")[0] for c in load_cases())
+    for kind in ("flat", "step", "old", "young", "small", "slow", "very", "smaller",
+                 "dip", "two", "three"):
+        assert kinds[kind] >= 3, kind
+    labels = Counter(c.label for c in load_cases())
+    assert labels["Steady"] > 200 and labels["Regressed"] > 100 and labels["Faster"] > 100
+    assert labels["Watch"] >= 10
+
+
+def test_no_false_alarm_and_99_percent_right():
+    results = _results()
+    false_alarms = [(c.name, got) for c, got in results if c.label not in ALARMS and got in ALARMS]
+    wrong = [(c.name, c.label, got) for c, got in results if got != c.label]
+    assert false_alarms == []
+    assert len(wrong) <= 0.01 * len(results), wrong
+    # the direction of a caught change is never backwards
+    assert [(c.name, got) for c, got in results if c.label in ALARMS and got in ALARMS - {c.label}] == []

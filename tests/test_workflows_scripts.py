@@ -1,0 +1,461 @@
+"""The scripts each workflow step runs (scripts/), run here for real: GitHub is
+played by tests/fake_gh.py, pip by a fake virtual environment."""
+
+import base64
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench import config
+from bench.record import write
+from tests.helpers import failed, make_record, ok
+
+ROOT = config.REPO_ROOT
+SCRIPTS = ROOT / "scripts"
+SHA = "a" * 40
+OTHER_SHA = "b" * 40
+REPO = "octo/keras-nightly-bench"
+MARKER = "<!-- keras-nightly-bench:compare -->"
+
+
+def _run(cmd, env=None, **kw):
+    full = {**os.environ, **(env or {})}
+    return subprocess.run(cmd, env=full, capture_output=True, text=True, **kw)
+
+
+# --- fake gh --------------------------------------------------------------
+
+@pytest.fixture
+def gh(tmp_path):
+    """A fake GitHub: FAKE_GH_ROOT plus a PATH whose `gh` is tests/fake_gh.py."""
+    root = tmp_path / "github"
+    (root / "runs").mkdir(parents=True)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    (bindir / "gh").write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'fake_gh.py'} \"$@\"\n")
+    (bindir / "gh").chmod(0o755)
+    env = {"FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+           "GITHUB_REPOSITORY": REPO, "GH_TOKEN": "fake-token"}
+    return root, env
+
+
+def _calls(root):
+    path = root / "calls.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def _artifact(root, run, name, records, pr=None):
+    folder = root / "runs" / str(run) / name
+    (folder / "records").mkdir(parents=True, exist_ok=True) if pr else folder.mkdir(parents=True, exist_ok=True)
+    for rec in records:
+        write(rec, folder / "records" if pr else folder)
+    if pr:
+        (folder / "pr.json").write_text(json.dumps(pr))
+    return folder
+
+
+# --- job-summary.py -------------------------------------------------------
+
+def test_job_summary_renders_each_record_as_a_table(tmp_path):
+    rec = make_record([ok("mlp", "predict", 12345.67),
+                       failed("cnn", "train", "oom", "CUDA out of memory | tried 2 GiB\nsecond line")],
+                      backend="jax", device="rtx-5070-ti", run_id="77", attempt=2)
+    write(rec, tmp_path)
+    out = _run([sys.executable, SCRIPTS / "job-summary.py", str(tmp_path)], check=True).stdout
+    assert out == (
+        "### jax on rtx-5070-ti\n"
+        "\n"
+        "Keras 3.16.0.dev2026110102 (nightly), run 77 attempt 2, record `jax--rtx-5070-ti--77-2.json`\n"
+        "\n"
+        "| model | mode | status | value | note |\n"
+        "|---|---|---|---|---|\n"
+        "| mlp | predict | ok | 12,345.7 samples/s |  |\n"
+        "| cnn | train | failed |  | oom: CUDA out of memory \\| tried 2 GiB |\n"
+        "\n"
+        "1 of 2 benchmarks ok.\n"
+        "\n"
+    )
+
+
+def test_job_summary_without_records_says_so_and_succeeds(tmp_path):
+    out = _run([sys.executable, SCRIPTS / "job-summary.py", str(tmp_path / "none")])
+    assert out.returncode == 0
+    assert out.stdout.startswith("### No benchmark record\n\nNothing was written to ")
+
+
+# --- install-backend.sh ---------------------------------------------------
+
+FAKE_VENV_PYTHON = """#!/bin/bash
+# A virtual environment's python whose pip only logs, and fails on 'broken'.
+if [ "$1 $2" = "-m pip" ]; then
+  shift 2
+  if [ "$1" = install ]; then
+    printf '%s\\n' "$*" >> "$PIP_LOG"
+    for a in "$@"; do case "$a" in *broken*) echo "ERROR: No matching distribution found for $a"; exit 1;; esac; done
+    echo "Successfully installed"; exit 0
+  fi
+  if [ "$1" = list ]; then
+    echo '[{"name": "Keras-Nightly", "version": "3.16.0.dev1"}, {"name": "jax", "version": "0.8.1"}]'; exit 0
+  fi
+fi
+exec REAL "$@"
+"""
+
+
+@pytest.fixture
+def fake_python(tmp_path):
+    """BENCH_PYTHON whose `-m venv DIR` makes a venv with the pip above."""
+    venv_py = tmp_path / "venv-python"
+    venv_py.write_text(FAKE_VENV_PYTHON.replace("REAL", sys.executable))
+    venv_py.chmod(0o755)
+    maker = tmp_path / "python"
+    maker.write_text(f"""#!/bin/bash
+if [ "$1 $2" = "-m venv" ]; then dir="${{@: -1}}"; mkdir -p "$dir/bin"; cp {venv_py} "$dir/bin/python"; exit 0; fi
+exec {sys.executable} "$@"
+""")
+    maker.chmod(0o755)
+    pip_log = tmp_path / "pip.log"
+    return {"BENCH_PYTHON": str(maker), "BENCH_VENV": str(tmp_path / "venv"), "PIP_LOG": str(pip_log),
+            "BENCH_INSTALL_LOG": str(tmp_path / "out" / "install.json")}, pip_log
+
+
+def _install(env, **extra):
+    return _run(["bash", SCRIPTS / "install-backend.sh"], env={**env, **extra})
+
+
+def test_install_backend_installs_harness_then_keras_and_backend_then_plugins_without_deps(fake_python):
+    env, pip_log = fake_python
+    out = _install(env, BENCH_INSTALL="'jax[cpu]' --index-url https://example.org/simple",
+                   BENCH_PLUGINS="'keras-mlx @ git+https://github.com/keras-team/keras-mlx@main'")
+    assert out.returncode == 0, out.stderr
+    harness, backend, plugins = pip_log.read_text().splitlines()
+    assert "jsonschema" in harness and "scikit-learn" in harness and "keras" not in harness
+    assert backend == "install --disable-pip-version-check keras-nightly jax[cpu] --index-url https://example.org/simple"
+    assert plugins == ("install --disable-pip-version-check --no-deps "
+                       "keras-mlx @ git+https://github.com/keras-team/keras-mlx@main")
+    log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
+    assert log["ok"] is True and log["failed_step"] is None and log["error"] is None
+    assert log["keras"] == "keras-nightly" and log["keras_source"] == "nightly"
+    assert log["keras_version"] == "3.16.0.dev1"
+    assert log["packages"] == {"jax": "0.8.1", "keras-nightly": "3.16.0.dev1"}
+    assert log["requested"] == ["jax[cpu]", "--index-url", "https://example.org/simple"]
+    assert log["plugins"] == ["keras-mlx @ git+https://github.com/keras-team/keras-mlx@main"]
+
+
+def test_install_backend_failure_is_logged_with_pips_words_and_exit_1(fake_python):
+    env, pip_log = fake_python
+    out = _install(env, BENCH_INSTALL="broken-backend", BENCH_PLUGINS="keras-openvino")
+    assert out.returncode == 1
+    assert "::error title=install failed::step 'backend' failed" in out.stdout
+    assert len(pip_log.read_text().splitlines()) == 2  # harness, backend; no plugins after a failure
+    log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
+    assert log["ok"] is False and log["failed_step"] == "backend"
+    assert "No matching distribution found for broken-backend" in log["error"]
+
+
+def test_install_backend_keras_version_and_git_ref(fake_python):
+    env, pip_log = fake_python
+    assert _install(env, BENCH_KERAS_VERSION="3.14.0.dev2026120203").returncode == 0
+    assert pip_log.read_text().splitlines()[1].endswith(" keras-nightly==3.14.0.dev2026120203")
+    pip_log.unlink()
+    assert _install(env, BENCH_KERAS_REF="v3.13.0").returncode == 0
+    assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+https://github.com/keras-team/keras.git@v3.13.0")
+    assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "git:v3.13.0"
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"BENCH_KERAS_REF": "main; curl evil"}, "BENCH_KERAS_REF is 'main; curl evil'; expected a git branch"),
+    ({"BENCH_KERAS_VERSION": "latest"}, "BENCH_KERAS_VERSION is 'latest'; expected a version"),
+    ({"BENCH_KERAS_VERSION": "3.1", "BENCH_KERAS_REF": "master"}, "both set; expected at most one"),
+])
+def test_install_backend_refuses_malformed_dispatch_inputs(fake_python, extra, message):
+    env, pip_log = fake_python
+    out = _install(env, **extra)
+    assert out.returncode == 2 and message in out.stderr
+    assert not pip_log.exists()
+
+
+def test_install_backend_skip_install_logs_an_existing_environment(fake_python, tmp_path):
+    env, pip_log = fake_python
+    venv = tmp_path / "existing"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text(FAKE_VENV_PYTHON.replace("REAL", sys.executable))
+    (venv / "bin" / "python").chmod(0o755)
+    out = _install(env, BENCH_SKIP_INSTALL="1", BENCH_VENV=str(venv))
+    assert out.returncode == 0, out.stderr
+    assert not pip_log.exists()
+    log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
+    assert log["skipped_install"] is True and log["keras_version"] == "3.16.0.dev1"
+
+
+# --- run-bench.sh, job-paths.sh, pr-info.py -------------------------------
+
+def test_run_bench_passes_the_matrix_entry_to_bench_run(tmp_path):
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\nprintf '%s\\n' \"$PWD\" \"$@\"\n")
+    (venv / "bin" / "python").chmod(0o755)
+    log = tmp_path / "install.json"
+    env = {"BENCH_VENV": str(venv), "BENCH_BACKEND": "jax", "BENCH_DEVICE": "rtx-5070-ti",
+           "BENCH_OUT": str(tmp_path / "out"), "BENCH_MODELS": "mlp", "BENCH_MODES": "",
+           "BENCH_KERAS_REF": "master", "BENCH_INSTALL_LOG": str(log)}
+    args = _run(["bash", SCRIPTS / "run-bench.sh", "--quick"], env=env, check=True).stdout.splitlines()
+    assert args == [str(ROOT), "-m", "bench", "run", "--backend", "jax", "--device", "rtx-5070-ti",
+                    "--out", str(tmp_path / "out"), "--models", "mlp", "--keras-source", "git:master", "--quick"]
+    log.write_text("{}")
+    args = _run(["bash", SCRIPTS / "run-bench.sh"], env=env, check=True).stdout.splitlines()
+    assert args[-2:] == ["--install-log", str(log)]
+
+
+def test_job_paths_live_below_runner_temp(tmp_path):
+    out = _run(["bash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": "/rt"}, check=True).stdout
+    assert out == ("BENCH_VENV=/rt/bench-venv\nBENCH_OUT=/rt/bench-out/records\n"
+                   "BENCH_INSTALL_LOG=/rt/bench-out/install.json\n")
+
+
+def test_pr_info_writes_the_claim_and_refuses_garbage():
+    out = _run([sys.executable, SCRIPTS / "pr-info.py", "12", SHA], check=True).stdout
+    assert json.loads(out) == {"head_sha": SHA, "pr": 12}
+    bad = _run([sys.executable, SCRIPTS / "pr-info.py", "12; echo", SHA])
+    assert bad.returncode == 2 and "expected a number and 40 hex digits" in bad.stderr
+
+
+def test_git_auth_sets_an_environment_only_header():
+    script = f"source {SCRIPTS / 'git-auth.sh'}; git config --get http.https://github.com/.extraheader"
+    out = _run(["bash", "-c", script], env={"GH_TOKEN": "tok123", "GITHUB_ACTIONS": ""}, check=True).stdout
+    assert out.strip() == "AUTHORIZATION: basic " + base64.b64encode(b"x-access-token:tok123").decode()
+
+
+# --- collect-artifacts.sh -------------------------------------------------
+
+def _records_below(folder):
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json"))
+
+
+def test_collect_downloads_one_run_or_sweeps_recent_runs(gh, tmp_path):
+    root, env = gh
+    _artifact(root, 11, "record-11-1-rtx-5070-ti-jax", [make_record([ok("mlp", "predict", 1.0)], run_id="11")])
+    _artifact(root, 12, "record-12-1-apple-m4-mlx",
+              [make_record([ok("mlp", "predict", 2.0)], backend="mlx", device="apple-m4", run_id="12")])
+    _artifact(root, 12, "unrelated-logs", [])
+    (root / "runs" / "13").mkdir()  # a run whose artifacts expired
+    one = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "one")], env={**env, "RUN_ID": "12"})
+    assert one.returncode == 0, one.stderr
+    assert one.stdout.strip() == "1"
+    assert _records_below(tmp_path / "one") == ["12/record-12-1-apple-m4-mlx/mlx--apple-m4--12-1.json"]
+    sweep = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "all")], env={**env, "SWEEP_DAYS": "2", "BRANCH": "main"})
+    assert sweep.returncode == 0, sweep.stderr
+    assert sweep.stdout.strip() == "2"
+    assert "run 13: nothing downloaded (no artifact matches" in sweep.stderr
+    listed = [c["argv"] for c in _calls(root) if c["argv"][:2] == ["run", "list"]]
+    assert listed[0][listed[0].index("--workflow") + 1] == "nightly.yml"
+    assert listed[0][listed[0].index("--created") + 1].startswith(">=20")
+    assert listed[0][listed[0].index("--branch") + 1] == "main"
+
+
+def test_collect_refuses_a_run_id_that_is_not_a_number(gh, tmp_path):
+    _, env = gh
+    out = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "x")], env={**env, "RUN_ID": "1 2"})
+    assert out.returncode == 2 and "RUN_ID is '1 2'; expected a workflow run id" in out.stderr
+
+
+# --- pr-matrix.sh ---------------------------------------------------------
+
+def test_pr_matrix_runs_only_the_backends_the_pr_touches(gh, tmp_path):
+    root, env = gh
+    (root / "pulls").mkdir()
+    (root / "pulls" / "7.json").write_text(json.dumps({"head": {"sha": SHA}}))
+    (root / "pulls" / "7.files").write_text("bench/backends/openvino.py\nREADME.md\n")
+    out_file = tmp_path / "out"
+    out = _run(["bash", SCRIPTS / "pr-matrix.sh", str(out_file)],
+               env={**env, "PR_NUMBER": "7", "BENCH_PYTHON": sys.executable})
+    assert out.returncode == 0, out.stderr
+    lines = dict(line.split("=", 1) for line in out_file.read_text().splitlines())
+    assert lines["pr"] == "7" and lines["head_sha"] == SHA and lines["count"] == "1"
+    assert [e["backend"] for e in json.loads(lines["matrix"])["include"]] == ["openvino"]
+
+
+def test_pr_matrix_refuses_a_bad_pr_number(gh, tmp_path):
+    _, env = gh
+    out = _run(["bash", SCRIPTS / "pr-matrix.sh", str(tmp_path / "o")], env={**env, "PR_NUMBER": "7 --x"})
+    assert out.returncode == 2 and "PR_NUMBER is '7 --x'; expected a pull request number" in out.stderr
+
+
+# --- pr-comment.py --------------------------------------------------------
+
+@pytest.fixture
+def pr_setup(gh, tmp_path):
+    """PR 5 at head SHA with an artifact of two records, and a data branch with history."""
+    root, env = gh
+    (root / "pulls").mkdir()
+    (root / "pulls" / "5.json").write_text(json.dumps({"number": 5, "head": {"sha": SHA}}))
+    data = tmp_path / "data"
+    from tests.helpers import nightly_series, write_data
+    write_data(nightly_series([100.0, 101.0, 99.0, 100.5, 100.2, 99.8, 100.1], model="mlp", mode="predict"), data)
+    artifacts = tmp_path / "untrusted"
+    for backend in ("jax", "torch"):
+        folder = artifacts / f"pr-bench-9-1-local-cpu-{backend}"
+        (folder / "records").mkdir(parents=True)
+        write(make_record([ok("mlp", "predict", 80.0, samples=[80.0, 80.5, 79.5])], backend=backend,
+                          event="pull_request", run_id="9"), folder / "records")
+        (folder / "pr.json").write_text(json.dumps({"pr": 5, "head_sha": SHA}))
+    env = {**env, "RUN_EVENT": "pull_request", "RUN_HEAD_SHA": SHA, "RUN_TITLE": "pr-bench #5",
+           "RUN_URL": "https://github.example/runs/9", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
+    return root, env, artifacts, data
+
+
+def _comment(env, artifacts, data):
+    return _run([sys.executable, SCRIPTS / "pr-comment.py", str(artifacts), str(data)], env=env)
+
+
+def _stored_comments(root):
+    return json.loads((root / "comments" / "5.json").read_text())
+
+
+def test_pr_comment_creates_one_sticky_comment_then_updates_it(pr_setup):
+    root, env, artifacts, data = pr_setup
+    first = _comment(env, artifacts, data)
+    assert first.returncode == 0, first.stderr
+    (comment,) = _stored_comments(root)
+    assert comment["body"].startswith(MARKER)
+    assert "Benchmarked head `aaaaaaaaaaaa` in [this run](https://github.example/runs/9)." in comment["body"]
+    assert Path(env["GITHUB_STEP_SUMMARY"]).read_text().startswith(MARKER)
+    # Someone quoting the marker is not the sticky comment; the bot's own is.
+    human = {"id": 7, "body": f"look: {MARKER}", "user": {"login": "maintainer"}}
+    (root / "comments" / "5.json").write_text(json.dumps([human] + _stored_comments(root)))
+    second = _comment(env, artifacts, data)
+    assert second.returncode == 0, second.stderr
+    stored = _stored_comments(root)
+    assert len(stored) == 2 and stored[0] == human
+    methods = [c["argv"][2] for c in _calls(root) if "-X" in c["argv"]]
+    assert methods == ["POST", "PATCH"]
+
+
+def test_pr_comment_refuses_an_artifact_whose_sha_is_not_the_runs(pr_setup):
+    root, env, artifacts, data = pr_setup
+    out = _comment({**env, "RUN_HEAD_SHA": OTHER_SHA}, artifacts, data)
+    assert out.returncode == 1
+    assert f"PR #5 has head {SHA}, the run was for '{OTHER_SHA}'" in out.stderr
+    assert not (root / "comments" / "5.json").exists()
+
+
+def test_pr_comment_dispatch_run_must_name_the_pr_in_its_title(pr_setup):
+    root, env, artifacts, data = pr_setup
+    out = _comment({**env, "RUN_EVENT": "workflow_dispatch", "RUN_TITLE": "pr-bench #6"}, artifacts, data)
+    assert out.returncode == 1 and "does not name PR #5" in out.stderr
+    ok_run = _comment({**env, "RUN_EVENT": "workflow_dispatch", "RUN_HEAD_SHA": OTHER_SHA}, artifacts, data)
+    assert ok_run.returncode == 0, ok_run.stderr
+
+
+def test_pr_comment_leaves_out_invalid_records_and_names_them(pr_setup):
+    root, env, artifacts, data = pr_setup
+    bad = artifacts / "pr-bench-9-1-local-cpu-torch" / "records" / "forged.json"
+    bad.write_text(json.dumps({"schema_version": 1, "run": {}, "results": "lots"}))
+    out = _comment(env, artifacts, data)
+    assert out.returncode == 0, out.stderr
+    body = _stored_comments(root)[0]["body"]
+    assert "Records left out (invalid):" in body and "forged.json" in body
+
+
+@pytest.mark.parametrize("claim, message", [
+    ({"pr": 6, "head_sha": SHA}, "the artifacts disagree about the pull request"),
+    ({"pr": "5; rm", "head_sha": SHA}, "pr is '5; rm'; expected a pull request number"),
+    ({"pr": 5, "head_sha": "HEAD"}, "head_sha is 'HEAD'; expected 40 lowercase hex digits"),
+])
+def test_pr_comment_refuses_bad_claims(pr_setup, claim, message):
+    root, env, artifacts, data = pr_setup
+    (artifacts / "pr-bench-9-1-local-cpu-torch" / "pr.json").write_text(json.dumps(claim))
+    out = _comment(env, artifacts, data)
+    assert out.returncode == 1 and message in out.stderr
+    assert "### PR benchmark comment not posted" in Path(env["GITHUB_STEP_SUMMARY"]).read_text()
+
+
+def test_pr_comment_without_artifact_does_nothing(pr_setup, tmp_path):
+    root, env, _, data = pr_setup
+    out = _comment(env, tmp_path / "empty", data)
+    assert out.returncode == 0 and "nothing to do" in out.stdout
+    assert _calls(root) == []
+
+
+# --- update-readme.sh -----------------------------------------------------
+
+FAKE_REPORT = """#!{python}
+# `python -m bench report --data D --readme R` stand-in: writes $FAKE_TABLE between the markers.
+import os, re, sys
+path = sys.argv[sys.argv.index("--readme") + 1]
+text = open(path).read()
+new = re.sub(r"(<!-- bench:table:start -->\\n).*?(<!-- bench:table:end -->)",
+             lambda m: m.group(1) + os.environ["FAKE_TABLE"] + "\\n" + m.group(2), text, flags=re.S)
+open(path, "w").write(new)
+"""
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+
+
+@pytest.fixture
+def readme_repo(tmp_path):
+    """A bare 'main' and a clone of it with a README holding the table markers."""
+    bare, clone = tmp_path / "main.git", tmp_path / "clone"
+    subprocess.run([*GIT, "init", "-q", "--bare", "--initial-branch=main", str(bare)], check=True)
+    subprocess.run([*GIT, "clone", "-q", str(bare), str(clone)], check=True, capture_output=True)
+    subprocess.run([*GIT, "checkout", "-q", "-b", "main"], cwd=clone, check=True)
+    (clone / "README.md").write_text("# X\n<!-- bench:table:start -->\n<!-- bench:table:end -->\n")
+    subprocess.run([*GIT, "add", "README.md"], cwd=clone, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "init"], cwd=clone, check=True)
+    subprocess.run([*GIT, "push", "-q", "origin", "main"], cwd=clone, check=True)
+    fake = tmp_path / "fake-python"
+    fake.write_text(FAKE_REPORT.format(python=sys.executable))
+    fake.chmod(0o755)
+    (tmp_path / "data").mkdir()
+    env = {"BENCH_PYTHON": str(fake), "README_RETRY_SECONDS": "0", "GH_TOKEN": ""}
+    return bare, clone, env
+
+
+def _log(bare):
+    return subprocess.run(["git", "--git-dir", str(bare), "log", "--format=%s", "main"],
+                          capture_output=True, text=True, check=True).stdout.split("\n")[:-1]
+
+
+def _update(clone, env, table, *extra):
+    return _run(["bash", SCRIPTS / "update-readme.sh", clone.parent / "data", clone / "README.md", *extra],
+                env={**env, "FAKE_TABLE": table})
+
+
+def test_update_readme_commits_and_pushes_only_a_changed_table(readme_repo):
+    bare, clone, env = readme_repo
+    assert _update(clone, env, "| t1 |").returncode == 0  # without --push: the file only
+    assert "| t1 |" in (clone / "README.md").read_text() and _log(bare) == ["init"]
+    out = _update(clone, env, "| t1 |", "--push")
+    assert out.returncode == 0, out.stderr
+    assert _log(bare) == ["README: nightly benchmark table", "init"]
+    again = _update(clone, env, "| t1 |", "--push")
+    assert again.returncode == 0 and "table unchanged; no commit" in again.stderr
+    assert len(_log(bare)) == 2
+
+
+def test_update_readme_rebases_when_another_push_won_the_race(readme_repo, tmp_path):
+    bare, clone, env = readme_repo
+    other = tmp_path / "other"
+    subprocess.run([*GIT, "clone", "-q", str(bare), str(other)], check=True)
+    (other / "NOTES.md").write_text("meanwhile\n")
+    subprocess.run([*GIT, "add", "NOTES.md"], cwd=other, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "someone else"], cwd=other, check=True)
+    subprocess.run([*GIT, "push", "-q", "origin", "main"], cwd=other, check=True)
+    out = _update(clone, env, "| t2 |", "--push")
+    assert out.returncode == 0, out.stderr
+    assert "push 1 refused; rebasing" in out.stderr
+    assert _log(bare) == ["README: nightly benchmark table", "someone else", "init"]
+
+
+def test_update_readme_warns_when_the_branch_refuses_every_push(readme_repo):
+    bare, clone, env = readme_repo
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    out = _update(clone, env, "| t3 |", "--push")
+    assert out.returncode == 1
+    assert "::warning title=README not updated::could not push the table to main" in out.stdout
+    assert _log(bare) == ["init"]

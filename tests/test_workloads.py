@@ -1,0 +1,103 @@
+"""Workload data, the quality gate's checks, and the committed reference weights."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import workloads
+from bench.workloads import data, gate
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def test_digits_become_28x28x1_images_in_a_fixed_split():
+    s = data.digits()
+    assert s.x_train.shape == (1437, 28, 28, 1) and s.x_test.shape == (360, 28, 28, 1)
+    assert s.x_train.dtype == np.float32 and 0.0 <= s.x_train.min() and s.x_train.max() <= 1.0
+    assert sorted(set(s.y_test.tolist())) == list(range(10))
+    from sklearn.datasets import load_digits
+    order = np.random.default_rng(data.SPLIT_SEED).permutation(1797)
+    assert np.array_equal(s.y_test, load_digits().target[order][:360])
+
+
+def test_to_image_upscales_each_pixel_to_3x3_inside_a_2_pixel_border():
+    d = np.zeros((1, 64))
+    d[0, 0] = 16  # top-left pixel of the 8x8 digit, full ink
+    img = data.to_image(d)[0, :, :, 0]
+    assert img.shape == (28, 28)
+    assert np.all(img[2:5, 2:5] == 1.0)
+    assert img.sum() == 9.0  # nothing else, the border included
+
+
+def test_the_mlp_sees_the_same_pixels_flattened():
+    x = data.digits().x_test[:5]
+    flat = data.for_model(x, flat=True)
+    assert flat.shape == (5, 784)
+    assert np.array_equal(flat[2], x[2].ravel())
+
+
+def test_tiled_repeats_real_samples_to_any_size():
+    x, y = np.arange(10).reshape(5, 2), np.arange(5)
+    xt, yt = data.tiled(x, y, 12)
+    assert xt.shape == (12, 2) and list(yt) == [0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 0, 1]
+
+
+def test_unknown_workload_names_the_known_ones():
+    with pytest.raises(ValueError, match="unknown model 'resnet'; expected one of: cnn, mlp"):
+        workloads.get("resnet")
+
+
+# -- gate checks ---------------------------------------------------------------
+
+def test_train_gate_passes_at_90_percent_and_fails_below_with_the_numbers():
+    passed = gate.check_train([0.7, 0.85, 0.93])
+    assert passed.passed and passed.numbers["epochs"] == 3 and passed.numbers["held_out_accuracy"] == 0.93
+    failed = gate.check_train([0.1, 0.12, 0.11])
+    assert not failed.passed
+    assert failed.message == "held-out accuracy 0.120 after 3 epochs on load_digits; expected >= 0.90"
+
+
+@pytest.fixture(scope="module")
+def ref():
+    return gate.load_reference("cnn")
+
+
+def test_predict_gate_accepts_the_reference_and_float_noise(ref):
+    labels = data.digits().y_test
+    noisy = ref.logits + np.random.default_rng(0).normal(0, 1e-3, ref.logits.shape)
+    v = gate.check_predict(noisy, labels, ref)
+    assert v.passed, v.message
+    assert v.numbers["held_out_accuracy"] == pytest.approx(ref.accuracy, abs=1 / 360)
+
+
+@pytest.mark.parametrize("damage, words", [
+    (lambda lg: lg + 1.0, "logits differ from the reference by up to 1"),
+    (lambda lg: np.where(np.arange(len(lg))[:, None] == 7, np.nan, lg), "non-finite logits"),
+    (lambda lg: lg[:, ::-1], "held-out accuracy"),
+    (lambda lg: lg[:100], "logits have shape (100, 10); expected (360, 10)"),
+])
+def test_predict_gate_fails_on_wrong_logits_saying_why(ref, damage, words):
+    v = gate.check_predict(damage(ref.logits.copy()), data.digits().y_test, ref)
+    assert not v.passed and words in v.message
+
+
+@pytest.mark.parametrize("model", workloads.NAMES)
+def test_committed_references_are_small_and_consistent(model):
+    path = gate.reference_path(model)
+    assert path.stat().st_size < 600_000
+    r = gate.load_reference(model)
+    assert r.logits.shape == (360, 10)
+    assert r.accuracy >= gate.TRAIN_ACCURACY
+    assert gate.accuracy(r.logits, data.digits().y_test) == pytest.approx(r.accuracy)
+    assert all(w.dtype == np.float32 for w in r.weights)
+
+
+@pytest.mark.slow
+def test_make_weights_reproduces_the_committed_files():
+    proc = subprocess.run([sys.executable, "scripts/make_weights.py", "--check"], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    assert proc.stdout.count("weights identical") == 2
