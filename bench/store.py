@@ -57,16 +57,17 @@ class PublishError(RuntimeError):
 
 @dataclass(frozen=True)
 class Retry:
-    """Bounded exponential backoff with 'equal jitter' (seconds).
+    """Bounded exponential backoff with 'full jitter' (seconds).
 
-    The n-th wait (n = 1, 2, ...) is d/2 + uniform(0, d/2) with
-    d = min(cap, base * 2**(n-1)): it grows, and racing publishers that were
-    rejected together spread out instead of colliding again.
+    The n-th wait (n = 1, 2, ...) is uniform(0, d) with d = min(cap, base * 2**(n-1)):
+    the window doubles, and publishers that were rejected together spread
+    out over it instead of colliding again (fewer retries and less idle time
+    than waits of a fixed or half-fixed length).
     """
 
     attempts: int = 10
-    base: float = 0.25
-    cap: float = 8.0
+    base: float = 0.2
+    cap: float = 5.0
 
     def __post_init__(self):
         if self.attempts < 1:
@@ -75,8 +76,7 @@ class Retry:
             raise ValueError(f"Retry base={self.base!r}, cap={self.cap!r}; expected 0 < base <= cap")
 
     def delay(self, n: int, rng: random.Random) -> float:
-        d = min(self.cap, self.base * 2 ** (n - 1))
-        return d / 2 + rng.uniform(0, d / 2)
+        return rng.uniform(0, min(self.cap, self.base * 2 ** (n - 1)))
 
 
 @dataclass(frozen=True)
