@@ -9,7 +9,6 @@ readers at the bottom.
 
 from __future__ import annotations
 
-import importlib.metadata
 import json
 import os
 import platform
@@ -141,10 +140,3 @@ def host_driver(accelerator: str) -> str | None:
     except (OSError, subprocess.SubprocessError):
         return None
     return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
-
-
-def package_version(name: str) -> str | None:
-    try:
-        return importlib.metadata.version(name)
-    except importlib.metadata.PackageNotFoundError:
-        return None

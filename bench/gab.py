@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from .record import RecordError, RunRecord, format_time, safe
+from .trends import format_value
 
 # Direction of each gab tool's numbers, as github-action-benchmark itself
 # decides it (src/write.ts biggerIsBetter): times are smaller-is-better,
@@ -141,7 +142,7 @@ def export_benches(records: Iterable[RunRecord], better: str = "bigger") -> Expo
             name = f"{rec.backend}/{rec.device}/{r.model}/{r.mode}"
             bench = {"name": name, "unit": r.unit, "value": r.value, "extra": _extra(rec)}
             if r.samples:
-                bench["range"] = "± " + short(max(abs(s - r.value) for s in r.samples))
+                bench["range"] = "± " + format_value(max(abs(s - r.value) for s in r.samples))
             if name in chosen:
                 superseded.append(name)
                 if order < chosen[name][0]:
@@ -149,17 +150,6 @@ def export_benches(records: Iterable[RunRecord], better: str = "bigger") -> Expo
             chosen[name] = (order, bench)
     benches = tuple(b for _, (_, b) in sorted(chosen.items()))
     return Exported(benches, TOOL_FOR[better], not_ok, other, tuple(sorted(set(superseded))))
-
-
-def short(v: float) -> str:
-    """A compact number: 950, 12.3, 1.2k, 288.7M (three significant digits below 1000)."""
-    a = abs(v)
-    if a < 999.5:
-        return f"{v:.3g}"
-    for div, suffix in ((1e3, "k"), (1e6, "M"), (1e9, "G")):
-        if a / div < 999.95 or suffix == "G":
-            return f"{v / div:.1f}{suffix}"
-    raise AssertionError("unreachable")
 
 
 def _extra(rec: RunRecord) -> str:

@@ -21,6 +21,7 @@ made. The same path with other content is refused: records are never edited.
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import re
@@ -138,7 +139,7 @@ def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANC
         for attempt in range(1, retry.attempts + 1):
             tip = git.fetch_tip(repo, branch)
             present = git.blob_ids(tip, list(planned)) if tip else {}
-            _refuse_edits(planned, blobs, present, branch)
+            _refuse_edits(planned, blobs, present, branch, git.read_blob)
             placed = tuple(Placed(path, src, "already there" if path in present else "added")
                            for path, (_, src) in planned.items())
             new = [p.relpath for p in placed if p.status == "added"]
@@ -177,12 +178,22 @@ def _plan(records: Sequence[RunRecord]) -> dict[str, tuple[str, str]]:
     return planned
 
 
-def _refuse_edits(planned, blobs, present, branch) -> None:
-    clashes = [p for p in planned if p in present and present[p] != blobs[p]]
+def _refuse_edits(planned, blobs, present, branch, read_blob: Callable[[str], str]) -> None:
+    """Raise when a path on the branch holds other data than ours. The same
+    data in another layout (an older writer's indentation) counts as the same."""
+    clashes = [p for p in planned if p in present and present[p] != blobs[p]
+               and not _same_json(read_blob(present[p]), planned[p][0])]
     if clashes:
         lines = "; ".join(f"{planned[p][1]} differs from {branch}:{p}" for p in clashes)
         raise PublishError(f"refusing to change records already on {branch}: {lines}; "
                            f"records are never edited (a rerun needs a new attempt number)")
+
+
+def _same_json(a: str, b: str) -> bool:
+    try:
+        return json.loads(a) == json.loads(b)
+    except ValueError:
+        return False
 
 
 def _message(planned, new: list[str]) -> str:
@@ -215,8 +226,13 @@ class _Git:
     def run(self, *args: str, input: str | None = None, check: bool = True,
             timeout: float = 300) -> subprocess.CompletedProcess:
         cmd = ["git", "-c", f"user.name={IDENTITY[0]}", "-c", f"user.email={IDENTITY[1]}", *args]
-        proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=self.env,
-                              cwd=self.root, timeout=timeout)
+        try:
+            proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=self.env,
+                                  cwd=self.root, timeout=timeout)
+        except FileNotFoundError:
+            raise PublishError("git is not installed (not found on PATH); publishing needs git") from None
+        except subprocess.TimeoutExpired:
+            raise PublishError(f"git {args[0]} did not finish within {timeout:.0f} s") from None
         if check and proc.returncode != 0:
             raise PublishError(f"git {args[0]} failed: {_redact(proc.stderr.strip() or proc.stdout.strip())}")
         return proc
@@ -260,6 +276,9 @@ class _Git:
             if kind == "blob":
                 found[path] = sha
         return found
+
+    def read_blob(self, sha: str) -> str:
+        return self.run("cat-file", "blob", sha).stdout
 
     def commit(self, tip: str | None, blobs: dict[str, str], message: str) -> str:
         """A commit of tip's tree plus `blobs`; an orphan (root) commit when tip is None."""

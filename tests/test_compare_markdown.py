@@ -36,7 +36,7 @@ Head against the last 7 nights of data. A change is called when the medians diff
 | 🔴 slower | jax | rtx-5070-ti | cnn | train | 9.0k | 7.2k | -20.1% | -23.0% … -17.0% | p=0.00058, 7 repeats vs 7 nights |
 | ❌ failed | torch | rtx-5070-ti | mlp | train | 60.1k | — | — | — | oom: CUDA out of memory \\| &lt;b&gt;2 GiB&lt;/b&gt; @\u200bkeras-team \\[see\\]\\(http://x\\) |
 | ⚪ missing | jax | rtx-5070-ti | mlp | predict | 250.0k | — | — | — | not in the head |
-| 🟢 faster | jax | rtx-5070-ti | cnn | predict | 12.5 ms | 9.4 ms | -24.8% | -27.0% … -22.0% | p=0.0012, 6 repeats vs 21 base repeats, 1 head dip left out |
+| 🟢 faster | jax | rtx-5070-ti | cnn | predict | 12.5 ms | 9.40 ms | -24.8% | -27.0% … -22.0% | p=0.0012, 6 repeats vs 21 base repeats, 1 head dip left out |
 | 🆕 new | jax | rtx-5070-ti | resnet\\_50 | train | — | 512 | — | — | no baseline |
 | unchanged | jax | rtx-5070-ti | mlp | train | 60.0k | 60.4k | +0.7% | -1.2% … +2.1% | p=0.71, 7 repeats vs 6 nights, 1 base dip left out |
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from bench import cli
-from bench.gab import (GabError, better_for, export_benches, import_records, read_history, short)
+from bench.gab import (GabError, better_for, export_benches, import_records, read_history)
 from bench.history import load_history
 from bench.record import write
 from bench.series import build_series
@@ -159,7 +159,7 @@ def test_export_is_the_custom_bigger_is_better_array_with_unique_names():
     assert [(b["name"], b["unit"], b["value"], b.get("range")) for b in out.benches] == [
         ("jax/rtx-5070-ti/cnn/train", "samples/s", 1234.5, "± 65.5"),
         ("jax/rtx-5070-ti/mlp/predict", "samples/s", 288_700.0, "± 1.7k"),
-        ("mlx-main/m4/cnn/train", "samples/s", 900.0, "± 10")]
+        ("mlx-main/m4/cnn/train", "samples/s", 900.0, "± 10.0")]
     assert out.benches[0]["extra"] == ("device: rtx-5070-ti\nkeras: 3.16.0.dev2026110102\n"
                                        "keras_backend: jax\nrun: 77 attempt 1\nurl: https://ci/77")
     assert set(out.benches[0]) == {"name", "unit", "value", "range", "extra"}
@@ -169,7 +169,7 @@ def test_export_is_the_custom_bigger_is_better_array_with_unique_names():
 def test_smaller_is_better_results_go_to_their_own_array():
     out = export_benches(night_records(), "smaller")
     assert out.tool == "customSmallerIsBetter"
-    assert [(b["name"], b["value"], b["range"]) for b in out.benches] == [("jax/rtx-5070-ti/cnn/latency", 12.5, "± 1.5")]
+    assert [(b["name"], b["value"], b["range"]) for b in out.benches] == [("jax/rtx-5070-ti/cnn/latency", 12.5, "± 1.50")]
     assert out.other_direction == 3
 
 
@@ -178,11 +178,6 @@ def test_the_newest_run_wins_a_name_given_twice():
     rerun = make_record([ok("cnn", "train", 120.0)], run_id="1", attempt=2)
     out = export_benches([rerun, old])
     assert [b["value"] for b in out.benches] == [120.0] and out.superseded == ("jax/local-cpu/cnn/train",)
-
-
-def test_short_numbers():
-    assert [short(v) for v in (950, 12.345, 0.01234, 0, 1234.5, 288_700, 1_200_000, 999_960)] == [
-        "950", "12.3", "0.0123", "0", "1.2k", "288.7k", "1.2M", "1.0M"]
 
 
 def test_export_cli_prints_json_and_notes_what_it_left_out(tmp_path, capsys):

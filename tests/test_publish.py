@@ -120,6 +120,21 @@ def test_same_path_with_other_content_is_refused_naming_both(bare):
     assert tip(bare) == before
 
 
+def test_the_same_data_in_another_layout_counts_as_already_there(bare, tmp_path):
+    (rec,) = records(1)
+    work = tmp_path / "work"
+    subprocess.run(["git", "init", "-q", "-b", BRANCH, str(work)], check=True)
+    target = work / rec.relpath()
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(rec.data))          # one line, unsorted: an older writer
+    subprocess.run(["git", "-C", str(work), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "old"],
+                   check=True)
+    subprocess.run(["git", "-C", str(work), "push", "-q", str(bare), BRANCH], check=True)
+    result = publish([rec], str(bare), BRANCH)
+    assert result.commit is None and [p.status for p in result.placed] == ["already there"]
+
+
 def test_two_inputs_for_one_path_with_different_content_are_refused_before_git(bare):
     a = RunRecord(make_record([ok("cnn", "train", 1.0)], run_id="x").data, "a.json")
     b = RunRecord(make_record([ok("cnn", "train", 2.0)], run_id="x").data, "b.json")
@@ -222,7 +237,7 @@ def test_a_rejected_push_is_retried_on_the_new_tip_with_growing_backoff(bare, tm
     result = publish(recs, str(bare), BRANCH, retry=retry, sleep=no_sleep(sleeps), rng=random.Random(7))
     assert result.attempts == 3 and result.commit == tip(bare)
     assert len(sleeps) == 2
-    assert 0.05 <= sleeps[0] <= 0.1 and 0.1 <= sleeps[1] <= 0.2  # d/2..d, d doubling
+    assert 0 <= sleeps[0] <= 0.1 and 0 <= sleeps[1] <= 0.2  # within a doubling window
     on_branch = files_on_branch(bare)
     assert {"rival/0.txt", "rival/1.txt"} <= set(on_branch)       # the rivals' work is kept
     assert {r.relpath() for r in recs} <= set(on_branch)
@@ -241,11 +256,35 @@ def test_the_final_error_says_how_many_attempts_were_made(bare, tmp_path):
     assert not any(f.startswith("runs/2026/11/01/jax--local-cpu--r") for f in files_on_branch(bare))
 
 
-def test_backoff_delays_are_bounded_by_the_cap():
-    retry, rng = Retry(attempts=10, base=0.5, cap=4), random.Random(1)
-    delays = [retry.delay(n, rng) for n in range(1, 11)]
-    assert all(2 <= d <= 4 for d in delays[3:])  # capped from the 4th wait on
-    assert 0.25 <= delays[0] <= 0.5
+class Extreme(random.Random):
+    """An rng that always draws the top (or bottom) of the range: shows the window."""
+
+    def __init__(self, top: bool):
+        super().__init__(0)
+        self.top = top
+
+    def uniform(self, a, b):
+        return b if self.top else a
+
+
+def test_a_push_the_server_declines_fails_at_once_and_moves_nothing(bare, tmp_path):
+    publish(records(1, run="seed"), str(bare), BRANCH)
+    before = tip(bare)
+    hook = bare / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'branch is protected' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    sleeps: list[float] = []
+    with pytest.raises(PublishError, match="branch is protected"):
+        publish(records(2), str(bare), BRANCH, sleep=no_sleep(sleeps))
+    assert sleeps == [] and tip(bare) == before
+
+
+def test_backoff_window_doubles_up_to_the_cap():
+    retry = Retry(attempts=10, base=0.5, cap=4)
+    assert [retry.delay(n, Extreme(top=True)) for n in range(1, 7)] == [0.5, 1, 2, 4, 4, 4]
+    assert [retry.delay(n, Extreme(top=False)) for n in range(1, 4)] == [0, 0, 0]  # full jitter
+    rng = random.Random(1)
+    assert all(0 <= retry.delay(n, rng) <= 4 for n in range(1, 30))
     with pytest.raises(ValueError, match="attempts is 0"):
         Retry(attempts=0)
 

@@ -205,3 +205,19 @@ def test_progress_line_and_summary_table_text():
 def test_oom_kill_count_reads_a_number_or_nothing():
     n = runner.oom_kill_count()
     assert n is None or (isinstance(n, int) and n >= 0)
+
+
+def test_each_child_gets_the_device_env_and_the_quick_protocol(tmp_path, monkeypatch):
+    seen = []
+
+    def spawn(job, echo=False):
+        seen.append(job)
+        return runner.Outcome(None, True, 1.0)
+
+    monkeypatch.setattr(runner, "spawn", spawn)
+    assert cli.main(["run", "--backend", "mlx", "--quick", "--timeout", "7", "--modes", "predict",
+                     "--out", str(tmp_path)]) == 0
+    assert [(j.spec.model, j.spec.mode, j.timeout) for j in seen] == [("cnn", "predict", 7.0), ("mlp", "predict", 7.0)]
+    assert all(j.spec.env == {"BENCH_MLX_DEVICE": "cpu"} for j in seen)  # devices.local-cpu.env
+    assert (seen[0].spec.repeats, seen[0].spec.min_repeat_seconds) == (3, 0.25)
+    assert seen[1].spec.batch_size == 256

@@ -5,6 +5,8 @@ the timeout and the missing-backend cases take seconds.
 """
 
 import importlib.util
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -88,3 +90,43 @@ def test_a_missing_backend_is_recorded_as_install_failures(tmp_path):
     for r in rec.results:
         assert (r.status, r.error.kind) == ("failed", "install")
         assert "No module named 'tensorflow'" in r.error.message
+
+
+GATE_SCRIPT = r'''
+import json, sys
+import numpy as np
+from pathlib import Path
+from bench import child
+from bench.workloads import gate
+
+out = Path(sys.argv[1])
+def spec(mode):
+    return child.Spec(backend="jax", keras_backend="jax", model="mlp", mode=mode, batch_size=256, repeats=3,
+                      min_repeat_seconds=0.05, warmup_steps=1, result_path="")
+# train: a bar no model reaches in one epoch
+gate.TRAIN_ACCURACY, gate.MAX_EPOCHS = 0.999, 1
+train = child.execute(spec("train"))["result"]
+# predict: reference logits that are off by a whole unit
+ref = np.load(gate.reference_path("mlp"))
+arrays = {k: ref[k] for k in ref.files}
+arrays["logits"] = arrays["logits"] + 1.0
+with open(out / "mlp.npz", "wb") as f:
+    np.savez(f, **arrays)
+gate.WEIGHTS_DIR = out
+predict = child.execute(spec("predict"))["result"]
+print(json.dumps([train, predict]))
+'''
+
+
+@needs("jax")
+def test_a_model_failing_the_gate_is_a_quality_failure_without_a_figure(tmp_path):
+    proc = subprocess.run([sys.executable, "-c", GATE_SCRIPT, str(tmp_path)], cwd=REPO, capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "KERAS_BACKEND": "jax"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    train, predict = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert train["status"] == "failed" and train["error"]["kind"] == "quality"
+    assert "after 1 epochs on load_digits; expected >= 0.999" in train["error"]["message"]
+    assert train["quality"]["epochs"] == 1 and "value" not in train and "samples" not in train
+    assert predict["status"] == "failed" and predict["error"]["kind"] == "quality"
+    assert "logits differ from the reference by up to 1" in predict["error"]["message"]
+    assert predict["quality"]["max_logit_diff"] >= 1.0 and "value" not in predict

@@ -14,6 +14,7 @@ Exit 0 on success (also when nothing was new), 1 when refused, 2 on usage errors
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from ..record import RecordError, load
@@ -24,10 +25,16 @@ def add_arguments(parser):
     parser.add_argument("--repo", required=True, metavar="PATH_OR_URL",
                         help="the git repository holding the data branch (a local path or a URL)")
     parser.add_argument("--branch", default=DEFAULT_BRANCH, help=f"the data branch (default {DEFAULT_BRANCH})")
-    parser.add_argument("--attempts", type=int, default=Retry.attempts,
+    parser.add_argument("--attempts", type=_positive, default=Retry.attempts,
                         help=f"pushes to try before giving up (default {Retry.attempts})")
     parser.add_argument("records", nargs="+", metavar="RECORD",
                         help="run record files; a folder means every *.json below it")
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}; expected a whole number >= 1")
+    return int(text)
 
 
 def main(args) -> int:

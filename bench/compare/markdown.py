@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from .. import trends
+from ..trends import DASH
 from .outcome import Outcome
 from .verdicts import Row
 
@@ -49,21 +51,14 @@ def escape(text: object) -> str:
 
 
 def format_value(v: float | None, unit: str = "samples/s") -> str:
-    """288.7k, 1.2M, 950, 2.53; the unit is shown when it is not samples/s."""
+    """288.7k, 1.2M, 950, 2.53 (bench.trends.format_value); the unit is shown when it is not samples/s."""
     if v is None:
-        return "—"
-    a = abs(v)
-    text = (f"{v / 1e6:.1f}M" if a >= 1e6 else f"{v / 1e3:.1f}k" if a >= 1e3
-            else f"{v:.0f}" if a >= 100 else f"{v:.3g}")
+        return DASH
+    text = trends.format_value(v)
     return text if unit == "samples/s" else f"{text} {escape(unit)}"
 
 
-def format_delta(d: float | None) -> str:
-    """A fraction as a signed percentage: -0.201 -> '-20.1%'."""
-    if d is None:
-        return "—"
-    text = f"{d * 100:+.1f}%"
-    return "+0.0%" if text == "-0.0%" else text
+format_delta = trends.format_delta
 
 
 def _legend(o: Outcome) -> str:

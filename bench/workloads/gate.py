@@ -67,7 +67,7 @@ def check_train(accuracies: list[float], threshold: float = TRAIN_ACCURACY) -> G
     if accuracies and accuracies[-1] >= threshold:
         return GateResult(True, numbers)
     return GateResult(False, numbers, f"held-out accuracy {best:.3f} after {len(accuracies)} epochs "
-                                      f"on load_digits; expected >= {threshold:.2f}")
+                                      f"on load_digits; expected >= {threshold:g}")
 
 
 def check_predict(logits: np.ndarray, labels: np.ndarray, ref: Reference) -> GateResult:
