@@ -28,6 +28,7 @@ class Point:
     keras_version: str | None
     url: str | None
     samples: tuple[float, ...] = ()
+    unit: str = "samples/s"
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
             seen[key] = max(seen.get(key, t), t)
             if r.status == "ok":
                 p = Point(t.date(), float(r.value), t, attempt, rec.run_id,
-                          rec.keras_version, rec.url, tuple(r.samples))
+                          rec.keras_version, rec.url, tuple(r.samples), r.unit)
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
                 if old is None or (p.started_at, p.attempt) > (old.started_at, old.attempt):
@@ -112,9 +113,15 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     for key in sorted(seen):
         unit, better = meta[key]
         order = lambda f: (f.started_at, f.attempt)  # noqa: E731
+        points = sorted(ok.get(key, {}).values(), key=lambda p: p.day)
+        if points:
+            # A bench that changed its unit (MiB/s -> GiB/s in a real history)
+            # would read as a huge step: chart only the newest unit's points.
+            unit = points[-1].unit
+            points = [p for p in points if p.unit == unit]
         out[key] = Series(
             key=key, unit=unit, better=better,
-            points=tuple(sorted(ok.get(key, {}).values(), key=lambda p: p.day)),
+            points=tuple(points),
             failures=tuple(sorted(fails.get(key, []), key=order)),
             skipped=tuple(sorted(skips.get(key, []), key=order)),
             last_seen=seen[key],

@@ -61,3 +61,14 @@ def test_packaged_schema_matches_shared_contract():
     if not shared.exists():
         pytest.skip("../shared not beside this checkout")
     assert json.loads(shared.read_text()) == json.loads(record.SCHEMA_PATH.read_text())
+
+
+def test_series_keeps_only_the_newest_units_points():
+    from datetime import timedelta
+
+    from bench.series import build_series
+    from tests.helpers import T0
+    recs = [make_record([ok("fs", "bench", v, unit=u)], started_at=T0 + timedelta(days=i))
+            for i, (v, u) in enumerate([(900.0, "MiB/s"), (910.0, "MiB/s"), (0.9, "GiB/s"), (0.89, "GiB/s")])]
+    s = build_series(recs)[("jax", "local-cpu", "fs", "bench")]
+    assert s.unit == "GiB/s" and s.values() == [0.9, 0.89]
