@@ -10,6 +10,7 @@ get the same `install` failure without another try.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -50,7 +51,7 @@ class Job:
 def result_of(job: Job, outcome: Outcome) -> dict:
     """The record's result for a finished child (pure)."""
     if outcome.payload is not None:
-        return dict(outcome.payload["result"])
+        return dict(outcome.payload["result"])  # the child's own verdict, even if it hung at exit
     f = failures.from_exit(outcome.returncode, outcome.timed_out, job.timeout,
                            outcome.stderr_tail, outcome.oom_killed)
     return dict(job.spec.base_result(), status="failed", error=f.as_error(),
@@ -127,11 +128,8 @@ def spawn(job: Job, echo: bool = False, clock: Callable[[], float] = time.monoto
                 raise
         seconds = clock() - t0
         oom_after = oom_kill_count()
-        payload = None
-        if result_path.exists() and not timed_out:
-            import json
-
-            payload = json.loads(result_path.read_text())
+        # A result written before a hang at exit still counts (it is written atomically).
+        payload = json.loads(result_path.read_text()) if result_path.exists() else None
         tail = log_path.read_text(errors="replace")[-STDERR_TAIL:]
     oom = None if oom_before is None or oom_after is None else oom_after > oom_before
     return Outcome(proc.returncode, timed_out, seconds, tail, payload, oom)
