@@ -121,7 +121,6 @@ def _import_keras(backend, spec: Spec, env_info: dict):
 
 @dataclass(frozen=True)
 class _Data:
-    flat: bool
     x_gate: object  # digits train split, a whole number of batches
     y_gate: object
     x_test: object
@@ -154,7 +153,7 @@ def _build(keras, spec: Spec):
     x_train = data.for_model(split.x_train, w.flat_input)
     chunk = max(1, CHUNK_BYTES // (spec.batch_size * x_train[0].nbytes))
     x_time, y_time = data.tiled(x_train, split.y_train, chunk * spec.batch_size)
-    return model, _Data(w.flat_input, x_train[:n], split.y_train[:n], data.for_model(split.x_test, w.flat_input),
+    return model, _Data(x_train[:n], split.y_train[:n], data.for_model(split.x_test, w.flat_input),
                         split.y_test, x_time, y_time, chunk)
 
 

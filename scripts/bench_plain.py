@@ -10,7 +10,9 @@ run(steps)) and (b) a plain timing written here without the harness: plain
 `model.fit(x, y, epochs=1, verbose=0)` / `model.predict(x)` calls over about
 1 s of data (each call at most the harness's memory bound,
 bench.child.CHUNK_BYTES), between two perf_counter() reads. Prints both
-medians and their difference (goal: within 5 %).
+medians and their difference (goal: within 5 %). Name a backend several
+times (--backends jax,jax,jax,jax,jax) to see how much both figures move
+from one process to the next on this machine.
 """
 
 from __future__ import annotations
@@ -26,12 +28,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+
+from bench.harness import spread  # noqa: E402
 PLAIN_SECONDS = 1.0
 
 
 def measure(model_name: str, mode: str, rounds: int) -> dict:
     import keras  # noqa: F401  (KERAS_BACKEND is set by the parent)
-    import numpy as np
 
     from bench import backends, child, config, harness
     from bench.workloads import data
@@ -87,6 +90,7 @@ def main(argv=None) -> int:
         print(json.dumps(out))
         return 0
     worst = 0.0
+    per_key: dict = {}  # (backend, model/mode) -> [(harness, plain)] over processes
     print(f"{'backend':<9} {'model/mode':<12} {'harness':>10} {'plain':>10} {'diff':>7}")
     for backend in args.backends.split(","):
         env = dict(os.environ, KERAS_BACKEND=backend)
@@ -99,9 +103,17 @@ def main(argv=None) -> int:
         for key, r in json.loads(proc.stdout.strip().splitlines()[-1]).items():
             diff = r["harness"] / r["plain"] - 1
             worst = max(worst, abs(diff))
+            per_key.setdefault((backend, key), []).append((r["harness"], r["plain"]))
             print(f"{backend:<9} {key:<12} {r['harness']:>10,.0f} {r['plain']:>10,.0f} {100 * diff:>+6.1f}%",
                   flush=True)
     print(f"largest difference: {100 * worst:.1f}% (goal 5 %)")
+    # A backend listed more than once (--backends jax,jax,jax): how much each
+    # figure moves from one process to the next, harness and plain alike.
+    for (backend, key), pairs in per_key.items():
+        if len(pairs) > 1:
+            h, p_ = [a for a, _ in pairs], [b for _, b in pairs]
+            print(f"{backend} {key}: across {len(pairs)} processes, harness spread "
+                  f"±{100 * spread(h):.1f}%, plain spread ±{100 * spread(p_):.1f}%")
     return 0
 
 

@@ -73,7 +73,7 @@ def test_headline_is_the_median_and_every_repeat_is_a_sample():
     # Calls: warm-up, 2 calibration trials, then 5 repeats with these factors.
     factors = [1.0, 1.0, 1.0, 1.0, 1.3, 0.9, 1.1, 1.05]
     m = FakeMachine(step_seconds=0.01, jitter=factors)
-    t = benchmark(m.run, BATCH, protocol(), clock=m.clock, canary=m.canary)
+    t = benchmark(m.run, BATCH, protocol(spread_goal=0.5), clock=m.clock, canary=m.canary)
     assert len(t.calibration) == 2 and t.steps == 55  # 1 step = 0.01 s -> aim at 0.55 s
     timed = factors[3:]
     expected = [t.steps * BATCH / (t.steps * 0.01 * f) for f in timed]
@@ -106,6 +106,19 @@ def test_a_ten_times_slower_burst_is_redone_and_does_not_move_the_headline():
     assert t.summary()["canary"]["disturbed_samples"], "the burst's repeats are recorded as disturbed"
     assert min(t.summary()["canary"]["disturbed_samples"]) < reference.value / 2  # the slowed one
     assert t.summary()["canary"]["kept"] == "clean"
+
+
+def test_repeats_that_disagree_get_more_repeats_up_to_the_budget():
+    # Calls: warm-up, 2 calibration trials, then repeats 1.0, 2.0, 1.0, 1.05,
+    # 1.0, 0.98: the 2.0 stays far (> 10 %) from the median, so repeats go on
+    # to the budget of 3 + 3, and the median ignores the slow one.
+    m = FakeMachine(step_seconds=0.01, jitter=[1, 1, 1, 1.0, 2.0, 1.0, 1.05, 1.0, 0.98, 7.0])
+    t = benchmark(m.run, BATCH, protocol(repeats=3, max_extra_repeats=3), clock=m.clock, canary=m.canary)
+    assert len(t.repeats) == 6
+    assert t.value == pytest.approx(t.steps * BATCH / (t.steps * 0.01 * 1.0))
+    # agreeing repeats stop at the wanted number
+    calm = FakeMachine(step_seconds=0.01, jitter=[1, 1, 1, 1.0, 1.05, 0.97, 1.0])
+    assert len(benchmark(calm.run, BATCH, protocol(repeats=3), clock=calm.clock, canary=calm.canary).repeats) == 3
 
 
 def test_a_burst_between_the_canaries_is_outvoted_by_the_median():
@@ -171,5 +184,6 @@ def test_quick_runs_need_the_canary_against_a_burst_longer_than_a_repeat(toleran
     m = FakeMachine(step_seconds=0.01)
     first_repeat_start = clean.calls[-3][1]
     m.slow = [(first_repeat_start + 0.2, first_repeat_start + 2.2, 10.0)]
-    t = benchmark(m.run, BATCH, protocol(canary_tolerance=tolerance, **quick), clock=m.clock, canary=m.canary)
+    isolated = protocol(canary_tolerance=tolerance, spread_goal=10.0, **quick)  # the canary alone
+    t = benchmark(m.run, BATCH, isolated, clock=m.clock, canary=m.canary)
     assert (t.value == pytest.approx(reference.value)) is protected

@@ -118,6 +118,7 @@ print(json.dumps([train, predict]))
 '''
 
 
+@pytest.mark.slow
 @needs("jax")
 def test_a_model_failing_the_gate_is_a_quality_failure_without_a_figure(tmp_path):
     proc = subprocess.run([sys.executable, "-c", GATE_SCRIPT, str(tmp_path)], cwd=REPO, capture_output=True,

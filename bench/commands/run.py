@@ -12,7 +12,6 @@ import os
 import sys
 from datetime import datetime, timezone
 from functools import partial
-from pathlib import Path
 
 from .. import backends, config, environment, record, runner
 from ..child import Spec
