@@ -47,6 +47,13 @@ Canary = Callable[[], float]  # seconds taken by a fixed tiny computation
 
 CANARY_WARMUP = 5  # canaries before the first timing, to know the fast CPU's figure
 MAX_GROWTH = 100  # calibration never extrapolates a step count by more than this
+# A call's cost must be dominated by its steps, not by the call itself: Keras's
+# per-fit set-up plus a slow first step cost ~0.35 s per call with torch on a
+# small CPU, where a step takes ~0.03 s. Calibration keeps doubling while the
+# time per step still falls by more than this fraction of the last trial's ...
+LINEARITY = 0.15
+# ... but a repeat never grows beyond this many times min_repeat_seconds.
+MAX_OVERSHOOT = 8
 
 
 @dataclass(frozen=True)
@@ -218,23 +225,33 @@ class _Canaries:
 
 
 def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries) -> tuple[tuple[int, float], ...]:
-    """Grow the step count until one undisturbed call lasts >= min_repeat_seconds.
+    """Grow the step count until one undisturbed call lasts >= min_repeat_seconds
+    and its cost is linear in the steps (the fixed per-call cost amortised).
 
     Returns every (steps, seconds) trial; the last one's steps is the answer.
     Growth aims at min_repeat_seconds * calibration_margin from the last
-    trial's pace, at least doubling, at most MAX_GROWTH-fold.
+    trial's pace, at least doubling, at most MAX_GROWTH-fold. A trial is
+    linear when its time per step is within LINEARITY of the previous
+    trial's; without that, the headline would measure the call overhead.
     """
     target = protocol.min_repeat_seconds * protocol.calibration_margin
+    ceiling = protocol.min_repeat_seconds * MAX_OVERSHOOT
     steps, trials, retries = 1, [], 0
+    pace = None  # seconds per step of the last undisturbed trial
     while True:
         before = canaries.read()
         seconds = time_call(lambda: run(steps), clock)
         after = canaries.read()
-        trials.append((steps, seconds))
         if canaries.slow(before, after, tolerance=protocol.canary_tolerance) and retries < protocol.max_extra_repeats:
             retries += 1  # a slowed CPU makes the pace look slow: try again
+            trials.append((steps, seconds))
             continue
-        if seconds >= protocol.min_repeat_seconds or steps >= protocol.max_steps:
+        linear = pace is not None and seconds / steps >= (1 - LINEARITY) * pace
+        pace = seconds / steps
+        trials.append((steps, seconds))
+        if steps >= protocol.max_steps or seconds >= ceiling:
+            return tuple(trials)
+        if seconds >= protocol.min_repeat_seconds and linear:
             return tuple(trials)
         grow = target / seconds if seconds > 0 else MAX_GROWTH
         steps = min(protocol.max_steps, max(steps * 2, math.ceil(steps * min(grow, MAX_GROWTH))))
