@@ -151,15 +151,31 @@ class BackendRun:
     environments: tuple[dict, ...]
 
 
+def install_failed(install_log: dict | None) -> str | None:
+    """The error of a failed install step (scripts/install-backend.sh's log,
+    `ok: false`), or None when the install went through or was not logged."""
+    if not install_log or install_log.get("ok", True) is not False:
+        return None
+    step = install_log.get("failed_step") or "install"
+    return f"pip install ({step}) failed: {install_log.get('error') or 'no error text in the install log'}"
+
+
 def run_jobs(jobs: list[Job], progress: Callable[[Job, dict], None] = lambda j, r: None,
-             spawn_fn: Callable[[Job], Outcome] = spawn) -> BackendRun:
-    """Run `jobs` (one backend) in order; every job yields a result."""
+             spawn_fn: Callable[[Job], Outcome] = spawn, install_error: str | None = None) -> BackendRun:
+    """Run `jobs` (one backend) in order; every job yields a result.
+
+    With `install_error` (the backend's install step failed) no child is
+    started: every benchmark the backend supports is failed/install.
+    """
     results, envs = [], []
     install_failure = None
     for job in jobs:
         backend = backends.get(job.spec.keras_backend)
         if not backend.supports(job.spec.mode):
             result = skipped(job.spec)
+        elif install_error is not None:
+            result = dict(job.spec.base_result(), status="failed",
+                          error={"kind": "install", "message": install_error})
         elif install_failure is not None:
             result = not_attempted(job.spec, install_failure)
         else:

@@ -91,6 +91,23 @@ def test_after_an_install_failure_the_backend_is_not_tried_again():
     assert "No module named 'tensorflow'" in done.results[3]["error"]["message"]
 
 
+def test_a_failed_install_step_fails_every_benchmark_without_a_child(tmp_path, monkeypatch):
+    log = {"ok": False, "failed_step": "plugins", "error": "pip install (plugins) failed:\nERROR: No matching distribution"}
+    (tmp_path / "install.json").write_text(json.dumps(log))
+    monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
+    monkeypatch.setattr(runner, "spawn", lambda job, echo=False: pytest.fail("no child after a failed install"))
+    out = tmp_path / "out"
+    code = cli.main(["run", "--backend", "openvino", "--out", str(out), "--install-log", str(tmp_path / "install.json")])
+    assert code == 0
+    rec = record.load(next(out.glob("*.json")))
+    assert rec.environment["install"] == log
+    by_mode = {(r.model, r.mode): r for r in rec.results}
+    assert {k: (r.status, r.error.kind) for k, r in by_mode.items()} == {
+        ("cnn", "train"): ("skipped", "unsupported"), ("cnn", "predict"): ("failed", "install"),
+        ("mlp", "train"): ("skipped", "unsupported"), ("mlp", "predict"): ("failed", "install")}
+    assert "No matching distribution" in by_mode[("cnn", "predict")].error.message
+
+
 def test_every_job_yields_a_result_when_every_child_dies():
     outcomes = iter([runner.Outcome(-signal.SIGSEGV, False, 3.0, "Segmentation fault"),
                      runner.Outcome(None, True, 1.0),

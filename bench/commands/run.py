@@ -66,7 +66,8 @@ def main(args) -> int:
                 for m in models for mode in modes]
         started = datetime.now(timezone.utc)
         done = runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
-                               partial(runner.spawn, echo=args.verbose))
+                               partial(runner.spawn, echo=args.verbose),
+                               install_error=runner.install_failed(install_log))
         rec = record.RunRecord.from_dict({
             "schema_version": record.SCHEMA_VERSION,
             "run": {**run, "started_at": record.format_time(started), "finished_at": record.utc_now()},
