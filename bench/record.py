@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Mapping
+
+from . import atomic
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = frozenset({1})
@@ -269,13 +269,4 @@ def write(record: RunRecord, out_dir: str | Path, relpath: str | None = None) ->
         if target.read_text(encoding="utf-8") == text:
             return target
         raise RecordError(f"{target}: already exists with other content; records are never edited")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return target
+    return atomic.write_text(target, text)

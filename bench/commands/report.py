@@ -13,12 +13,10 @@ PNG plots). Nothing under --data is ever written.
 from __future__ import annotations
 
 import json
-import os
 import sys
-import tempfile
 from pathlib import Path
 
-from .. import config
+from .. import atomic, config
 from ..history import load_history, paused_gc
 from ..report.readme import ReadmeError
 
@@ -99,16 +97,7 @@ def write(args, series, rows) -> None:
 
 
 def _write_file(path: Path, text: str) -> None:
-    """Atomic: a reader never sees half a table."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic.write_text(path, text)  # a reader never sees half a table
 
 
 def _summary(data, read: int, skipped: int) -> None:

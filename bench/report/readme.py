@@ -6,9 +6,9 @@ stays. The file is replaced atomically so a crash never leaves half a README.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
+
+from .. import atomic
 
 START = "<!-- bench:table:start -->"
 END = "<!-- bench:table:end -->"
@@ -27,14 +27,7 @@ def update_readme(path: str | Path, markdown_table: str) -> bool:
     new = replace_section(text, markdown_table, str(path))
     if new == text:
         return False
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".md")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(new)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic.write_text(path, new, newline="")
     return True
 
 
