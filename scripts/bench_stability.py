@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench_stability.py                       # jax and torch, 5 runs each
     .venv/bin/python scripts/bench_stability.py --backends mlx --runs 3 --models mlp
+    .venv/bin/python scripts/bench_stability.py --full              # the nightly protocol
 
 Each run is a fresh `python -m bench run --backend B --quick` (its own
 processes, its own compile). Prints every run's headline per (model, mode),
@@ -27,7 +28,7 @@ REPO = Path(__file__).resolve().parent.parent
 def one_run(backend: str, extra: list[str]) -> tuple[dict, float]:
     with tempfile.TemporaryDirectory() as out:
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "bench", "run", "--backend", backend, "--quick",
+        proc = subprocess.run([sys.executable, "-m", "bench", "run", "--backend", backend,
                                "--out", out, *extra], cwd=REPO, capture_output=True, text=True)
         wall = time.monotonic() - t0
         if proc.returncode != 0:
@@ -42,8 +43,9 @@ def main(argv=None) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--models", default=None)
     p.add_argument("--modes", default=None)
+    p.add_argument("--full", action="store_true", help="the nightly protocol instead of --quick")
     args = p.parse_args(argv)
-    extra = (["--models", args.models] if args.models else []) + (["--modes", args.modes] if args.modes else [])
+    extra = ([] if args.full else ["--quick"]) + (["--models", args.models] if args.models else []) + (["--modes", args.modes] if args.modes else [])
     worst = 0.0
     for backend in args.backends.split(","):
         runs = []
