@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
@@ -59,3 +60,16 @@ def write_data(records: Iterable[RunRecord], data_dir: Path) -> Path:
     for rec in records:
         write(rec, data_dir, rec.relpath())
     return data_dir
+
+
+def fake_gh(tmp_path: Path) -> tuple[Path, Path]:
+    """A fake GitHub for the workflow scripts: (FAKE_GH_ROOT, a folder to put
+    first on PATH whose `gh` runs tests/fake_gh.py)."""
+    root = tmp_path / "github"
+    (root / "runs").mkdir(parents=True)
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    script = Path(__file__).with_name("fake_gh.py")
+    (bindir / "gh").write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
+    (bindir / "gh").chmod(0o755)
+    return root, bindir

@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from bench import config
+from tests.helpers import fake_gh
 
 ROOT = config.REPO_ROOT
 SCRIPTS = ROOT / "scripts"
@@ -52,12 +53,7 @@ def git(*args, cwd=None):
 @pytest.fixture
 def world(tmp_path):
     """Fake GitHub (gh on PATH), a bare data repository and a 'main' with a README."""
-    gh_root = tmp_path / "github"
-    (gh_root / "runs").mkdir(parents=True)
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "gh").write_text(f"#!/bin/sh\nexec {PY} {ROOT / 'tests' / 'fake_gh.py'} \"$@\"\n")
-    (bindir / "gh").chmod(0o755)
+    gh_root, bindir = fake_gh(tmp_path)
     data_repo = tmp_path / "data.git"
     git("init", "--quiet", "--bare", str(data_repo))
     main_repo = tmp_path / "main.git"

@@ -12,7 +12,7 @@ import pytest
 
 from bench import config
 from bench.record import write
-from tests.helpers import failed, make_record, ok
+from tests.helpers import failed, fake_gh, make_record, ok
 
 ROOT = config.REPO_ROOT
 SCRIPTS = ROOT / "scripts"
@@ -32,12 +32,7 @@ def _run(cmd, env=None, **kw):
 @pytest.fixture
 def gh(tmp_path):
     """A fake GitHub: FAKE_GH_ROOT plus a PATH whose `gh` is tests/fake_gh.py."""
-    root = tmp_path / "github"
-    (root / "runs").mkdir(parents=True)
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    (bindir / "gh").write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'fake_gh.py'} \"$@\"\n")
-    (bindir / "gh").chmod(0o755)
+    root, bindir = fake_gh(tmp_path)
     env = {"FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
            "GITHUB_REPOSITORY": REPO, "GH_TOKEN": "fake-token"}
     return root, env
