@@ -17,6 +17,12 @@ from .record import RecordError
 VERBS = ("run", "report", "site", "compare", "publish", "matrix", "export-gab", "import-gab", "serve")
 
 
+def split_names(values) -> list[str]:
+    """Names given as 'a,b' 'c' (commas and/or spaces) -> [a, b, c]; empty
+    strings (an unset workflow input) vanish. Shared by --backends, --models ..."""
+    return [part for v in values or () for part in v.replace(",", " ").split()]
+
+
 def _module(verb: str):
     return importlib.import_module(f"bench.commands.{verb.replace('-', '_')}")
 

@@ -39,8 +39,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
 from bench import record as record_mod  # noqa: E402  (after the path tweak)
+from bench.compare.markdown import MARKER  # noqa: E402  (the sticky comment's hidden marker)
 
-MARKER = "<!-- keras-nightly-bench:compare -->"
 PR_FILE = "pr.json"
 MAX_FILE_BYTES = 5 * 1024 * 1024  # a record is a few kB; refuse anything huge
 _SHA = re.compile(r"^[0-9a-f]{40}$")

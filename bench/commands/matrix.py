@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .. import config as config_mod
 from ..affected import affected_backends
+from ..cli import split_names
 from ..matrix import build_matrix
 
 
@@ -36,7 +37,7 @@ def add_arguments(parser):
 
 def main(args) -> int:
     cfg = config_mod.load(args.config)
-    backends = _labels(args.backends)
+    backends = split_names(args.backends)
     if args.changed_files is not None:
         affected = affected_backends(cfg, _read_lines(args.changed_files))
         backends = [b for b in (backends or cfg.backends) if b in affected]
@@ -44,7 +45,7 @@ def main(args) -> int:
               file=sys.stderr)
         if not backends:
             return _write([], args.github_output)
-    entries = build_matrix(cfg, _labels(args.devices), backends, args.include_local)
+    entries = build_matrix(cfg, split_names(args.devices), backends, args.include_local)
     if not entries:
         print("bench matrix: no (device, backend) pair matches the filters", file=sys.stderr)
     return _write([e.to_json() for e in entries], args.github_output)
@@ -57,11 +58,6 @@ def _write(include: list[dict], github_output: str | None) -> int:
         with open(github_output, "a", encoding="utf-8") as f:
             f.write(f"matrix={text}\ncount={len(include)}\n")
     return 0
-
-
-def _labels(values: list[str]) -> list[str]:
-    """'a,b' 'c' -> [a, b, c]; empty strings (an unset workflow input) vanish."""
-    return [part for v in values for part in v.replace(",", " ").split()]
 
 
 def _read_lines(path: str) -> list[str]:

@@ -15,6 +15,7 @@ from functools import partial
 
 from .. import backends, config, environment, record, runner
 from ..child import Spec
+from ..cli import split_names
 from ..config import ConfigError
 from ..harness import Protocol
 from ..run_summary import progress_line, summary_table
@@ -89,7 +90,7 @@ def _choose(given, default, flag: str, known) -> tuple[str, ...]:
     """Comma- and/or space-separated names, each one known, in the given order."""
     if not given:
         return tuple(default)
-    names = tuple(n for item in given for n in item.split(",") if n)
+    names = tuple(split_names(given))
     for n in names:
         if n not in known:
             raise ConfigError(f"{flag} names {n!r}; expected one of: {', '.join(known)}")
