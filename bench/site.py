@@ -42,14 +42,15 @@ from .record import format_time
 from .report.markdown import cells, render_markdown
 from .report.table import Row, rows_to_json
 from .series import Series, SeriesKey
+from .trends import BASELINE
 
 FORMAT = 1
 TEMPLATE = Path(__file__).resolve().parent.parent / "gh-pages-template"
 TEMPLATE_FILES = ("index.html", "app.js", "style.css")
 _EPOCH = date(1970, 1, 1).toordinal()
-# The chart draws the level before a change over this many points: the span
-# bench.trends judges the old level on (its BASELINE).
-BEFORE_SPAN = 30
+# The chart draws the level before a change over the span bench.trends
+# judges the old level on.
+BEFORE_SPAN = BASELINE
 # A failure message past this many characters (a whole traceback) is cut with
 # '…' in the site's data; the record keeps it whole.
 MESSAGE_CHARS = 2000
