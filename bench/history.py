@@ -44,10 +44,10 @@ def paused_gc():
             gc.enable()
 
 
-_STDERR = object()  # resolved at call time: tests and callers may swap sys.stderr
+STDERR = object()  # a default `warn`, resolved at call time: tests and callers may swap sys.stderr
 
 
-def load_history(data_dir: str | Path, warn: TextIO | None = _STDERR,  # type: ignore[assignment]
+def load_history(data_dir: str | Path, warn: TextIO | None = STDERR,  # type: ignore[assignment]
                  progress: Callable[[int, int], None] | None = None) -> History:
     """All valid records under `data_dir`/runs (recursively), oldest first.
 
@@ -61,7 +61,7 @@ def load_history(data_dir: str | Path, warn: TextIO | None = _STDERR,  # type: i
         raise FileNotFoundError(f"--data {data_dir}: no such folder; expected a data-branch checkout holding runs/")
     runs = root / "runs"
     files = [Path(f) for f in _json_files(runs if runs.is_dir() else root)]
-    if warn is _STDERR:
+    if warn is STDERR:
         warn = sys.stderr
     with paused_gc():
         return _load(files, warn, progress)

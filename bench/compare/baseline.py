@@ -15,13 +15,12 @@ Nothing here writes; a bad file in a data folder is skipped with a warning
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence, TextIO
 
-from ..history import load_history
+from ..history import STDERR, load_history
 from ..record import RunRecord
 from ..series import Series, SeriesKey, build_series
 from .files import read_records
@@ -58,7 +57,7 @@ class Baseline:
     description: str                                 # e.g. "last 7 nights of data/" for the headline
 
 
-def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None = sys.stderr) -> Baseline:
+def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None = STDERR) -> Baseline:
     """Read --base: one data folder (holding runs/), or record files/folders."""
     paths = [Path(p) for p in paths]
     for p in paths:

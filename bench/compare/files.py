@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from ..history import load_history
+from ..history import STDERR, load_history
 from ..record import RunRecord, load
 
 
-def read_records(paths: Sequence[str | Path], flag: str, warn: TextIO | None = sys.stderr) -> list[RunRecord]:
+def read_records(paths: Sequence[str | Path], flag: str, warn: TextIO | None = STDERR) -> list[RunRecord]:
     """Files are read strictly (a bad one stops the command: it was named);
     a folder means every *.json below it, bad ones skipped with a warning."""
     records = []

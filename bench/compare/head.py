@@ -8,12 +8,12 @@ as a rerun replaces a night's point in the history.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence, TextIO
 
+from ..history import STDERR
 from ..record import ErrorInfo, RunRecord
 from ..series import SeriesKey
 from .baseline import Target
@@ -45,7 +45,7 @@ class Head:
     environments: Mapping[Target, Mapping[str, Any]]  # newest head record's environment per target
 
 
-def load_head(paths: Sequence[str | Path], warn: TextIO | None = sys.stderr) -> Head:
+def load_head(paths: Sequence[str | Path], warn: TextIO | None = STDERR) -> Head:
     """Read --head: record files, or folders of them."""
     records = read_records(paths, "--head", warn)
     if not records:
