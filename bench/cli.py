@@ -11,8 +11,8 @@ import argparse
 import importlib
 import sys
 
-from .config import ConfigError
-from .record import RecordError
+from bench.config import ConfigError
+from bench.records.record import RecordError
 
 VERBS = ("run", "report", "site", "compare", "publish", "matrix", "export-gab", "import-gab", "serve")
 

@@ -4,7 +4,7 @@ a change it finds: simulated heads against simulated 7-night baselines.
 
     .venv/bin/python scripts/bench_compare_sim.py [--trials 1000] [--seed 1]
 
-The noise model is bench.synthetic's shared-GPU one: every repeat scatters
+The noise model is bench.records.synthetic's shared-GPU one: every repeat scatters
 by `--noise` (2 %) around the night's level; a night is a deep dip (the whole
 run at 20-80 % speed: another job on the GPU) with probability 5 %; a
 night's value is the median of its repeats. Each trial draws a fresh

@@ -5,11 +5,11 @@
 
 For each (backend, model, mode), in one process per backend: build and
 compile the model as the harness does, then alternate, `--rounds` times,
-(a) the harness's quick protocol (bench.harness.benchmark on the child's
+(a) the harness's quick protocol (bench.measure.harness.benchmark on the child's
 run(steps)) and (b) a plain timing written here without the harness: plain
 `model.fit(x, y, epochs=1, verbose=0)` / `model.predict(x)` calls over about
 1 s of data (each call at most the harness's memory bound,
-bench.child.CHUNK_BYTES), between two perf_counter() reads. Prints both
+bench.measure.child.CHUNK_BYTES), between two perf_counter() reads. Prints both
 medians and their difference (goal: within 5 %). Name a backend several
 times (--backends jax,jax,jax,jax,jax) to see how much both figures move
 from one process to the next on this machine.
@@ -29,15 +29,17 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.harness import spread  # noqa: E402
+from bench.measure.harness import spread  # noqa: E402
 PLAIN_SECONDS = 1.0
 
 
 def measure(model_name: str, mode: str, rounds: int) -> dict:
     import keras  # noqa: F401  (KERAS_BACKEND is set by the parent)
 
-    from bench import backends, child, config, harness
-    from bench.workloads import data
+    from bench.measure import backends, child, harness
+
+    from bench import config
+    from bench.measure.workloads import data
 
     cfg = config.load()
     bs = cfg.models[model_name].batch_size

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.record import write  # noqa: E402
+from bench.records.record import write  # noqa: E402
 from tests.helpers import T0, make_record, ok  # noqa: E402
 
 

@@ -1,6 +1,6 @@
 """How long `python -m bench report` takes on 1 and 5 years of nightly history.
 
-6 targets x 4 series, one run file per target per night (bench.synthetic):
+6 targets x 4 series, one run file per target per night (bench.records.synthetic):
 about 2,190 files for a year, 10,950 for five. Goals (issue 3): five years
 in <= 3 s here, and <= 6x one year (linear or better).
 
@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.synthetic import write_history  # noqa: E402
+from bench.records.synthetic import write_history  # noqa: E402
 
 YEARS = (1, 5)
 

@@ -1,7 +1,7 @@
 """How fast the dashboard loads with five years of history, in Debian's Chromium.
 
 Writes a made-up history (6 targets x 4 series, one run per target per night,
-bench.synthetic), builds the site with `python -m bench site`, serves it over
+bench.records.synthetic), builds the site with `python -m bench site`, serves it over
 http on 127.0.0.1 and loads it in a fresh browser context (empty cache) a few
 times. Prints, per load and as the median:
   table ms   navigation start -> table rendered (the page sets data-ready=table)
@@ -25,7 +25,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench import cli, synthetic  # noqa: E402
+from bench import cli
+
+from bench.records import synthetic  # noqa: E402
 from bench.commands.serve import make_server  # noqa: E402
 
 CHROMIUM = os.environ.get("BENCH_CHROMIUM", "/usr/bin/chromium")

@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.config import load  # noqa: E402
-from bench.trends import assess  # noqa: E402
+from bench.analyse.trends import assess  # noqa: E402
 from tests.corpus import load_cases, make_series  # noqa: E402
 from tests.corpus.generate import cases  # noqa: E402
 

@@ -53,7 +53,7 @@ else
   keras_source="nightly"
 fi
 
-# Shell-quoted lists (bench/matrix.py) back into one argument per line.
+# Shell-quoted lists (bench/ci/matrix.py) back into one argument per line.
 split() { "$python" -c 'import shlex, sys; sys.stdout.write("".join(a + "\n" for a in shlex.split(sys.argv[1])))' "$1"; }
 mapfile -t backend_args < <(split "${BENCH_INSTALL:-}")
 mapfile -t plugin_args < <(split "${BENCH_PLUGINS:-}")

@@ -1,4 +1,4 @@
-"""Make the predict gate's committed weights: bench/workloads/weights/<model>.npz.
+"""Make the predict gate's committed weights: bench/measure/workloads/weights/<model>.npz.
 
     .venv/bin/python scripts/make_weights.py            # rewrite both files
     .venv/bin/python scripts/make_weights.py --check    # regenerate in memory, compare
@@ -8,7 +8,7 @@ unshuffled epochs, on the jax CPU backend (KERAS_BACKEND is forced to jax
 unless --backend says otherwise). Weights are stored as float16 to keep the
 files small; the reference logits are computed from exactly those rounded
 weights, so a backend that loads them must reproduce the logits up to float32
-rounding (bench/workloads/gate.py holds the tolerance).
+rounding (bench/measure/workloads/gate.py holds the tolerance).
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def train(name: str, batch_size: int):
     import keras
     import numpy as np
 
-    from bench import workloads
-    from bench.workloads import data
+    from bench.measure import workloads
+    from bench.measure.workloads import data
 
     w = workloads.get(name)
     split = data.digits()
@@ -50,7 +50,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--models", default="cnn,mlp")
     p.add_argument("--backend", default="jax", help="KERAS_BACKEND to train with (default jax)")
-    p.add_argument("--out", type=Path, default=None, help="folder (default bench/workloads/weights)")
+    p.add_argument("--out", type=Path, default=None, help="folder (default bench/measure/workloads/weights)")
     p.add_argument("--check", action="store_true", help="compare with the committed files, write nothing")
     args = p.parse_args(argv)
     os.environ["KERAS_BACKEND"] = args.backend
@@ -58,7 +58,7 @@ def main(argv=None) -> int:
     import numpy as np
 
     from bench import config
-    from bench.workloads import gate
+    from bench.measure.workloads import gate
 
     cfg = config.load()
     bad = 0

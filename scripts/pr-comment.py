@@ -38,7 +38,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from bench import record as record_mod  # noqa: E402  (after the path tweak)
+from bench.records import record as record_mod  # noqa: E402  (after the path tweak)
 from bench.compare.markdown import MARKER  # noqa: E402  (the sticky comment's hidden marker)
 
 PR_FILE = "pr.json"

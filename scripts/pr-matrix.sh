@@ -5,7 +5,7 @@
 #
 # pr-bench.yml's setup step. Asks GitHub (`gh api`, GH_TOKEN with
 # pull-requests: read) for the PR's head SHA and changed files, then runs
-# `bench matrix --changed-files` (bench/affected.py says which backends a path
+# `bench matrix --changed-files` (bench/ci/affected.py says which backends a path
 # affects). Appends pr=, head_sha=, matrix= and count= to OUTPUT_FILE (the
 # step's $GITHUB_OUTPUT). Inputs from the environment:
 #   GITHUB_REPOSITORY  owner/name

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from bench.record import RunRecord, format_time, write
+from bench.records.record import RunRecord, format_time, write
 
 T0 = datetime(2026, 11, 1, 2, 0, tzinfo=timezone.utc)
 

@@ -1,8 +1,8 @@
-"""bench/backends: one dispatch point, every module the same shape."""
+"""bench/measure/backends: one dispatch point, every module the same shape."""
 
 import pytest
 
-from bench import backends
+from bench.measure import backends
 
 MODULES = [backends.get(name) for name in backends.KNOWN]
 

@@ -7,7 +7,9 @@ from statistics import median
 
 import pytest
 
-from bench import cli, synthetic
+from bench import cli
+
+from bench.records import synthetic
 from bench.compare.baseline import baseline_from_history, baseline_from_records, load_baseline
 from bench.compare.head import head_from_records
 from bench.compare.outcome import build_outcome

@@ -4,7 +4,7 @@ from bench.compare.envdiff import EnvDiff
 from bench.compare.markdown import escape, format_delta, format_value, render_markdown
 from bench.compare.outcome import Outcome
 from bench.compare.verdicts import Row
-from bench.record import ErrorInfo
+from bench.records.record import ErrorInfo
 
 rows = (
     Row("jax", "rtx-5070-ti", "cnn", "train", "slower", base=9012.0, head=7201.5, delta=-0.2009,

@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from bench import cli
-from bench.gab import (GabError, better_for, export_benches, import_records, read_history)
-from bench.history import load_history
-from bench.record import write
-from bench.series import build_series
+from bench.present.gab import (GabError, better_for, export_benches, import_records, read_history)
+from bench.records.history import load_history
+from bench.records.record import write
+from bench.analyse.series import build_series
 from tests.helpers import T0, failed, make_record, ok
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gab"

@@ -1,7 +1,7 @@
 """Real github-action-benchmark histories (../shared/realhist/) import whole and report.
 
 The expected counts are taken from each source file independently of
-bench.gab: entries, benches (every bench of every entry), the benches whose
+bench.present.gab: entries, benches (every bench of every entry), the benches whose
 value is not a positive number (kept as 'skipped'), the series names.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from bench import cli
-from bench.history import load_history
-from bench.series import build_series
+from bench.records.history import load_history
+from bench.analyse.series import build_series
 
 REALHIST = Path(__file__).resolve().parents[2] / "shared" / "realhist"
 FILES = sorted(REALHIST.glob("*.js")) if REALHIST.is_dir() else []

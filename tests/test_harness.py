@@ -1,11 +1,11 @@
-"""The timing protocol (bench/harness.py), driven by a fake clock."""
+"""The timing protocol (bench/measure/harness.py), driven by a fake clock."""
 
 import statistics
 
 import pytest
 
 from bench import config
-from bench.harness import Protocol, Repeat, Timing, benchmark, spread
+from bench.measure.harness import Protocol, Repeat, Timing, benchmark, spread
 
 BATCH = 100
 CANARY = 0.001  # seconds the canary takes on a CPU at full speed

@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from bench import config
-from bench.affected import affected_backends
+from bench.ci.affected import affected_backends
 from bench.cli import main as cli_main
-from bench.matrix import Entry, build_matrix
+from bench.ci.matrix import Entry, build_matrix
 
 ROOT = config.REPO_ROOT
 
@@ -100,16 +100,16 @@ def test_cli_reads_another_config(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("changed, expected", [
-    (["README.md", "docs/x.md", "tests/test_a.py", "gh-pages-template/app.js", "bench/report/table.py"], ()),
+    (["README.md", "docs/x.md", "tests/test_a.py", "bench/present/template/app.js", "bench/present/table.py"], ()),
     ([".github/workflows/nightly.yml", "scripts/publish-records.sh"], ()),
-    (["bench/backends/mlx.py"], ("mlx", "mlx-main")),
-    (["bench/backends/jax.py", "bench/backends/torch.py"], ("jax", "torch")),
-    (["./bench/backends/openvino.py", ""], ("openvino",)),
-    (["bench/harness.py"], "all"),
+    (["bench/measure/backends/mlx.py"], ("mlx", "mlx-main")),
+    (["bench/measure/backends/jax.py", "bench/measure/backends/torch.py"], ("jax", "torch")),
+    (["./bench/measure/backends/openvino.py", ""], ("openvino",)),
+    (["bench/measure/harness.py"], "all"),
     (["benchmarks.yaml"], "all"),
     (["scripts/install-backend.sh"], "all"),
-    (["bench/backends/__init__.py"], "all"),
-    (["bench/workloads/cnn.py", "README.md"], "all"),
+    (["bench/measure/backends/__init__.py"], "all"),
+    (["bench/measure/workloads/cnn.py", "README.md"], "all"),
     (["something/new.txt"], "all"),
 ])
 def test_affected_backends(changed, expected):
@@ -120,7 +120,7 @@ def test_affected_backends(changed, expected):
 
 def test_cli_changed_files_keeps_only_affected_backends(tmp_path):
     changed = tmp_path / "changed.txt"
-    changed.write_text("bench/backends/mlx.py\nREADME.md\n")
+    changed.write_text("bench/measure/backends/mlx.py\nREADME.md\n")
     out = subprocess.run([sys.executable, "-m", "bench", "matrix", "--changed-files", str(changed)],
                          cwd=ROOT, capture_output=True, text=True, check=True)
     assert [(e["device"], e["backend"]) for e in json.loads(out.stdout)["include"]] == [

@@ -1,4 +1,4 @@
-"""bench publish / bench.store: records reach the data branch exactly once.
+"""bench publish / bench.records.store: records reach the data branch exactly once.
 
 Every test runs real git against a local bare repository in tmp_path.
 Races are made deterministic with a pre-receive hook that moves the branch
@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from bench import cli
-from bench.record import RunRecord, write
-from bench.store import IDENTITY, PublishError, Retry, _redact, publish, record_files
+from bench.records.record import RunRecord, write
+from bench.records.store import IDENTITY, PublishError, Retry, _redact, publish, record_files
 from tests.helpers import T0, make_record, ok
 
 BRANCH = "gh-pages"

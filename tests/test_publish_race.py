@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.record import load, write
+from bench.records.record import load, write
 from tests.helpers import T0, make_record, ok
 from tests.test_publish import BRANCH, commit_count, files_on_branch, git, tip
 

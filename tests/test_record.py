@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from bench import record
+from bench.records import record
 from tests.helpers import failed, make_record, ok
 
 
@@ -66,7 +66,7 @@ def test_packaged_schema_matches_shared_contract():
 def test_series_keeps_only_the_newest_units_points():
     from datetime import timedelta
 
-    from bench.series import build_series
+    from bench.analyse.series import build_series
     from tests.helpers import T0
     recs = [make_record([ok("fs", "bench", v, unit=u)], started_at=T0 + timedelta(days=i))
             for i, (v, u) in enumerate([(900.0, "MiB/s"), (910.0, "MiB/s"), (0.9, "GiB/s"), (0.89, "GiB/s")])]

@@ -1,4 +1,4 @@
-"""bench.fastschema agrees with jsonschema on many mutated run records, so
+"""bench.records.fastschema agrees with jsonschema on many mutated run records, so
 the fast path never accepts a record the schema refuses."""
 
 import copy
@@ -7,8 +7,8 @@ import json
 import jsonschema
 import pytest
 
-from bench import record
-from bench.fastschema import compile_schema, equal
+from bench.records import record
+from bench.records.fastschema import compile_schema, equal
 from tests.helpers import failed, make_record, ok, skipped
 
 ODD = [None, True, False, 0, 1, -1, 1.0, 1.5, 0.0, -0.5, float("nan"), "", "x", "ok", "failed",

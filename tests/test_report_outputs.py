@@ -6,10 +6,10 @@ import pytest
 
 from bench import cli
 from bench.config import Trends
-from bench.report.plots import plot_name, write_plots
-from bench.report.readme import END, START, ReadmeError, replace_section, update_readme
-from bench.report.table import build_rows
-from bench.series import build_series
+from bench.present.plots import plot_name, write_plots
+from bench.present.readme import END, START, ReadmeError, replace_section, update_readme
+from bench.present.table import build_rows
+from bench.analyse.series import build_series
 from tests.helpers import T0, failed, make_record, ok, write_data
 
 README = f"""# Keras Nightly Bench\r\n\nIntro stays.\n\n{START}\nold table\n{END}\n\nTail stays, untouched.\n"""
@@ -45,7 +45,7 @@ def series_folder(tmp_path):
 
 
 def test_plots_one_png_per_series_and_an_overview(tmp_path):
-    from bench.history import load_history
+    from bench.records.history import load_history
     series = build_series(load_history(series_folder(tmp_path)).records)
     rows = build_rows(series, Trends())
     assert [r.status for r in rows] == ["Regressed", "Steady"]

@@ -7,11 +7,11 @@ import pytest
 
 from bench import cli
 from bench.config import Trends
-from bench.history import load_history
-from bench.report.html import render_html
-from bench.report.markdown import render_markdown
-from bench.report.table import Row, build_rows, rows_to_json
-from bench.series import build_series
+from bench.records.history import load_history
+from bench.present.html import render_html
+from bench.present.markdown import render_markdown
+from bench.present.table import Row, build_rows, rows_to_json
+from bench.analyse.series import build_series
 from tests.helpers import T0, failed, make_record, ok, skipped, write_data
 
 # DESIGN.md's example row: 15 nights, the last -9.4 % (with dips before it).

@@ -8,9 +8,13 @@ from datetime import datetime, timezone
 
 import pytest
 
-from bench import cli, environment, failures, record, runner
-from bench.child import Spec
-from bench.run_summary import progress_line, summary_table
+from bench import cli
+
+from bench.measure import environment, failures, runner
+
+from bench.records import record
+from bench.measure.child import Spec
+from bench.measure.summary import progress_line, summary_table
 from tests.helpers import failed, make_record, ok, skipped
 
 NOW = datetime(2026, 12, 2, 3, 4, 5, tzinfo=timezone.utc)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import record
+from bench.records import record
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -96,8 +96,8 @@ GATE_SCRIPT = r'''
 import json, sys
 import numpy as np
 from pathlib import Path
-from bench import child
-from bench.workloads import gate
+from bench.measure import child
+from bench.measure.workloads import gate
 
 out = Path(sys.argv[1])
 def spec(mode):

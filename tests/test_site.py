@@ -1,4 +1,4 @@
-"""bench.site and `bench site` / `bench serve`: the data the dashboard reads.
+"""bench.present.site and `bench site` / `bench serve`: the data the dashboard reads.
 
 The page itself is tested in a browser (test_site_browser.py); these check the
 files written: every point, delta-encoded; labels and messages verbatim; the
@@ -22,11 +22,11 @@ import pytest
 from bench import cli
 from bench.commands.serve import make_server
 from bench.config import Trends
-from bench.report.markdown import render_markdown
-from bench.report.table import Row, build_rows
-from bench.series import build_series
-from bench.site import MESSAGE_CHARS, TEMPLATE, SiteError, site_index, write_site
-from bench.trends import Change
+from bench.present.markdown import render_markdown
+from bench.present.table import Row, build_rows
+from bench.analyse.series import build_series
+from bench.present.site import MESSAGE_CHARS, TEMPLATE, SiteError, site_index, write_site
+from bench.analyse.trends import Change
 from tests.helpers import T0, failed, make_record, nightly_series, ok, write_data
 
 NOW = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
@@ -176,8 +176,8 @@ def test_write_site_names_a_template_missing_its_files(tmp_path):
 
 
 def fake_plots(monkeypatch, written):
-    """A stand-in for bench.report.plots that writes only the series named in `written`."""
-    mod = types.ModuleType("bench.report.plots")
+    """A stand-in for bench.present.plots that writes only the series named in `written`."""
+    mod = types.ModuleType("bench.present.plots")
     mod.plot_name = lambda key: "--".join(key) + ".png"
 
     def write_plots(series, rows, out_dir):
@@ -188,7 +188,7 @@ def fake_plots(monkeypatch, written):
         return paths
 
     mod.write_plots = write_plots
-    monkeypatch.setitem(sys.modules, "bench.report.plots", mod)
+    monkeypatch.setitem(sys.modules, "bench.present.plots", mod)
 
 
 def test_plot_paths_point_at_the_pngs_written(tmp_path, monkeypatch):
@@ -206,7 +206,7 @@ def test_plot_paths_point_at_the_pngs_written(tmp_path, monkeypatch):
 
 def test_site_is_written_without_plots_when_plotting_cannot_be_imported(tmp_path, monkeypatch):
     series, rows = build(tmp_path)
-    monkeypatch.setitem(sys.modules, "bench.report.plots", None)  # import raises ImportError
+    monkeypatch.setitem(sys.modules, "bench.present.plots", None)  # import raises ImportError
     warnings = []
     write_site(tmp_path / "site", series, rows, generated_at=NOW, plots=True, warn=warnings.append)
     assert len(warnings) == 1 and warnings[0].startswith("PNG plots skipped: ")

@@ -17,9 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from bench import cli, synthetic
+from bench import cli
+
+from bench.records import synthetic
 from bench.commands.serve import make_server
-from bench.report import markdown
+from bench.present import markdown
 from tests.helpers import T0, failed, make_record, ok, write_data
 
 pytestmark = pytest.mark.slow  # a real browser: ~10-15 s for the module

@@ -1,4 +1,4 @@
-"""bench.trends on made-up series: formatting, sparklines and each status rule."""
+"""bench.analyse.trends on made-up series: formatting, sparklines and each status rule."""
 
 import math
 from dataclasses import replace
@@ -7,8 +7,8 @@ from datetime import timedelta
 import pytest
 
 from bench.config import Trends
-from bench.series import Failure
-from bench.trends import (Assessment, Change, assess, delta_prev, format_delta, format_value,
+from bench.analyse.series import Failure
+from bench.analyse.trends import (Assessment, Change, assess, delta_prev, format_delta, format_value,
                           level_noise, sparkline)
 from tests.corpus import make_series
 

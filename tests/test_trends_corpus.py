@@ -9,7 +9,7 @@ scripts/corpus_accuracy.py prints the same numbers with the misses.
 from collections import Counter
 
 from bench.config import Trends
-from bench.trends import assess
+from bench.analyse.trends import assess
 from tests.corpus import load_cases, make_series
 
 ALARMS = {"Regressed", "Faster"}

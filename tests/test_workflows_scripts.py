@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from bench import config
-from bench.record import write
+from bench.records.record import write
 from tests.helpers import failed, fake_gh, make_record, ok
 
 ROOT = config.REPO_ROOT
@@ -264,7 +264,7 @@ def test_pr_matrix_runs_only_the_backends_the_pr_touches(gh, tmp_path):
     root, env = gh
     (root / "pulls").mkdir()
     (root / "pulls" / "7.json").write_text(json.dumps({"head": {"sha": SHA}}))
-    (root / "pulls" / "7.files").write_text("bench/backends/openvino.py\nREADME.md\n")
+    (root / "pulls" / "7.files").write_text("bench/measure/backends/openvino.py\nREADME.md\n")
     out_file = tmp_path / "out"
     out = _run(["bash", SCRIPTS / "pr-matrix.sh", str(out_file)],
                env={**env, "PR_NUMBER": "7", "BENCH_PYTHON": sys.executable})

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bench import workloads
-from bench.workloads import data, gate
+from bench.measure import workloads
+from bench.measure.workloads import data, gate
 
 REPO = Path(__file__).resolve().parent.parent
 

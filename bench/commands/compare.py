@@ -23,12 +23,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .. import config
-from ..compare.baseline import load_baseline
-from ..compare.head import load_head
-from ..compare.jsonout import render_json
-from ..compare.markdown import render_markdown
-from ..compare.outcome import build_outcome
+from bench import config
+from bench.compare.baseline import load_baseline
+from bench.compare.head import load_head
+from bench.compare.jsonout import render_json
+from bench.compare.markdown import render_markdown
+from bench.compare.outcome import build_outcome
 
 
 def add_arguments(parser):

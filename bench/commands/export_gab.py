@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 import sys
 
-from ..gab import export_benches
-from ..record import load
-from ..store import record_files
+from bench.present.gab import export_benches
+from bench.records.record import load
+from bench.records.store import record_files
 
 
 def add_arguments(parser):

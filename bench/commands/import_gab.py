@@ -14,8 +14,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..gab import import_records, read_history
-from ..record import RecordError, write
+from bench.present.gab import import_records, read_history
+from bench.records.record import RecordError, write
 
 
 def add_arguments(parser):

@@ -16,10 +16,10 @@ import json
 import sys
 from pathlib import Path
 
-from .. import config as config_mod
-from ..affected import affected_backends
-from ..cli import split_names
-from ..matrix import build_matrix
+from bench import config as config_mod
+from bench.ci.affected import affected_backends
+from bench.cli import split_names
+from bench.ci.matrix import build_matrix
 
 
 def add_arguments(parser):

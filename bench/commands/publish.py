@@ -17,8 +17,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..record import RecordError, load
-from ..store import DEFAULT_BRANCH, PublishError, PublishResult, Retry, publish, record_files
+from bench.records.record import RecordError, load
+from bench.records.store import DEFAULT_BRANCH, PublishError, PublishResult, Retry, publish, record_files
 
 
 def add_arguments(parser):

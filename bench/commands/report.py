@@ -16,9 +16,11 @@ import json
 import sys
 from pathlib import Path
 
-from .. import atomic, config
-from ..history import load_history, paused_gc
-from ..report.readme import ReadmeError
+from bench.records import atomic
+
+from bench import config
+from bench.records.history import load_history, paused_gc
+from bench.present.readme import ReadmeError
 
 FORMATS = ("markdown", "html", "json")
 
@@ -62,8 +64,8 @@ def _outputs_inside_data(args) -> str | None:
 
 
 def compute(records, trends):
-    from ..report.table import build_rows
-    from ..series import build_series
+    from bench.present.table import build_rows
+    from bench.analyse.series import build_series
 
     series = build_series(records)
     return series, build_rows(series, trends)
@@ -71,12 +73,12 @@ def compute(records, trends):
 
 def render(rows, fmt: str) -> str:
     if fmt == "json":
-        from ..report.table import rows_to_json
+        from bench.present.table import rows_to_json
         return json.dumps(rows_to_json(rows), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":
-        from ..report.html import render_html
+        from bench.present.html import render_html
         return render_html(rows)
-    from ..report.markdown import render_markdown
+    from bench.present.markdown import render_markdown
     return render_markdown(rows)
 
 
@@ -87,11 +89,11 @@ def write(args, series, rows) -> None:
     else:
         sys.stdout.write(text)
     if args.readme:
-        from ..report.markdown import render_markdown
-        from ..report.readme import update_readme
+        from bench.present.markdown import render_markdown
+        from bench.present.readme import update_readme
         update_readme(args.readme, render_markdown(rows))
     if args.plots:
-        from ..report.plots import write_plots
+        from bench.present.plots import write_plots
         paths = write_plots(series, rows, args.plots)
         print(f"bench report: wrote {len(paths)} plots to {args.plots}", file=sys.stderr)
 

@@ -13,12 +13,16 @@ import sys
 from datetime import datetime, timezone
 from functools import partial
 
-from .. import backends, config, environment, record, runner
-from ..child import Spec
-from ..cli import split_names
-from ..config import ConfigError
-from ..harness import Protocol
-from ..run_summary import progress_line, summary_table
+from bench.measure import backends, environment, runner
+
+from bench import config
+
+from bench.records import record
+from bench.measure.child import Spec
+from bench.cli import split_names
+from bench.config import ConfigError
+from bench.measure.harness import Protocol
+from bench.measure.summary import progress_line, summary_table
 
 
 def add_arguments(parser):

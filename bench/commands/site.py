@@ -1,4 +1,4 @@
-"""Build the dashboard: gh-pages-template/ plus the history's data, ready for GitHub Pages.
+"""Build the dashboard: bench/present/template/ plus the history's data, ready for GitHub Pages.
 
 Reads every record under --data (a data-branch checkout), writes SITE/ with
 index.html, data/index.json (every point of every series), data/table.md (the
@@ -11,12 +11,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from .. import config
-from ..history import load_history
-from ..record import parse_time, utc_now
-from ..report.table import build_rows
-from ..series import build_series
-from ..site import TEMPLATE, SiteError, write_site
+from bench import config
+from bench.records.history import load_history
+from bench.records.record import parse_time, utc_now
+from bench.present.table import build_rows
+from bench.analyse.series import build_series
+from bench.present.site import TEMPLATE, SiteError, write_site
 
 
 def add_arguments(parser):
@@ -27,7 +27,7 @@ def add_arguments(parser):
     parser.add_argument("--plots", action=argparse.BooleanOptionalAction, default=True,
                         help="write the PNG plots too (default: yes; --no-plots is faster)")
     parser.add_argument("--template", default=str(TEMPLATE), metavar="DIR",
-                        help="the static dashboard to copy (default: the repo's gh-pages-template/)")
+                        help="the static dashboard to copy (default: the repo's bench/present/template/)")
 
 
 def main(args) -> int:

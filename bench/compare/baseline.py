@@ -10,7 +10,7 @@ Two kinds, chosen by what --base names:
   whatever their event or keras_source.
 
 Nothing here writes; a bad file in a data folder is skipped with a warning
-(bench.history), a bad record named explicitly stops the command.
+(bench.records.history), a bad record named explicitly stops the command.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence, TextIO
 
-from ..history import STDERR, load_history
-from ..record import RunRecord
-from ..series import Series, SeriesKey, build_series
-from .files import read_records
+from bench.records.history import STDERR, load_history
+from bench.records.record import RunRecord
+from bench.analyse.series import Series, SeriesKey, build_series
+from bench.compare.files import read_records
 
 Target = tuple[str, str]  # backend, device
 NIGHTS, RECORDS = "nights", "records"

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .baseline import Target
+from bench.compare.baseline import Target
 
 FIELDS = ("keras_version", "keras_source", "backend_versions", "python", "os", "cpu",
           "accelerator", "driver", "jit", "runner")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence, TextIO
 
-from ..history import STDERR, load_history
-from ..record import RunRecord, load
+from bench.records.history import STDERR, load_history
+from bench.records.record import RunRecord, load
 
 
 def read_records(paths: Sequence[str | Path], flag: str, warn: TextIO | None = STDERR) -> list[RunRecord]:

@@ -13,11 +13,11 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence, TextIO
 
-from ..history import STDERR
-from ..record import ErrorInfo, RunRecord
-from ..series import SeriesKey
-from .baseline import Target
-from .files import read_records
+from bench.records.history import STDERR
+from bench.records.record import ErrorInfo, RunRecord
+from bench.analyse.series import SeriesKey
+from bench.compare.baseline import Target
+from bench.compare.files import read_records
 
 
 @dataclass(frozen=True)

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from ..record import dumps
-from .outcome import Outcome
-from .verdicts import Row
+from bench.records.record import dumps
+from bench.compare.outcome import Outcome
+from bench.compare.verdicts import Row
 
 
 def render_json(outcome: Outcome) -> str:

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from .. import trends
-from ..trends import DASH
-from .outcome import Outcome
-from .verdicts import Row
+from bench.analyse import trends
+from bench.analyse.trends import DASH
+from bench.compare.outcome import Outcome
+from bench.compare.verdicts import Row
 
 MARKER = "<!-- keras-nightly-bench:compare -->"
 LABELS = {"slower": "🔴 slower", "failed": "❌ failed", "missing": "⚪ missing",
@@ -51,7 +51,7 @@ def escape(text: object) -> str:
 
 
 def format_value(v: float | None, unit: str = "samples/s") -> str:
-    """288.7k, 1.2M, 950, 2.53 (bench.trends.format_value); the unit is shown when it is not samples/s."""
+    """288.7k, 1.2M, 950, 2.53 (bench.analyse.trends.format_value); the unit is shown when it is not samples/s."""
     if v is None:
         return DASH
     text = trends.format_value(v)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Compare
-from .baseline import Baseline
-from .envdiff import EnvDiff, environment_differences
-from .head import Head
-from .verdicts import VERDICTS, Row, compare
+from bench.config import Compare
+from bench.compare.baseline import Baseline
+from bench.compare.envdiff import EnvDiff, environment_differences
+from bench.compare.head import Head
+from bench.compare.verdicts import VERDICTS, Row, compare
 
 
 @dataclass(frozen=True)

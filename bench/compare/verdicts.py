@@ -19,12 +19,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import median
 
-from ..config import Compare
-from ..record import ErrorInfo
-from ..series import SeriesKey
-from .baseline import NIGHTS, BaseEntry, Baseline
-from .head import Head, HeadEntry
-from .stats import Comparison, compare_samples, drop_dips, min_p_value, prediction_p_value
+from bench.config import Compare
+from bench.records.record import ErrorInfo
+from bench.analyse.series import SeriesKey
+from bench.compare.baseline import NIGHTS, BaseEntry, Baseline
+from bench.compare.head import Head, HeadEntry
+from bench.compare.stats import Comparison, compare_samples, drop_dips, min_p_value, prediction_p_value
 
 VERDICTS = ("slower", "failed", "missing", "faster", "new", "unchanged")
 BASIS = ("nights", "runs", "samples")

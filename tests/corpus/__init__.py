@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from bench.series import Point, Series
+from bench.analyse.series import Point, Series
 
 CORPUS = Path(__file__).with_name("series.json")
 START = datetime(2026, 10, 1, 2, 0, tzinfo=timezone.utc)

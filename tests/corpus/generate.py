@@ -2,7 +2,7 @@
 it must get. Deterministic; rerun with `python -m tests.corpus.generate`.
 
 The labels come from how each series is built (a step of -10 % six nights
-ago is Regressed), never from running bench.trends. Noise is shaped like the
+ago is Regressed), never from running bench.analyse.trends. Noise is shaped like the
 shared GPU node: Gaussian jitter of 1-2 % around the level plus deep dips
 (to 10-80 % of the level) every few nights; 'smaller' series are times, so
 their dips are spikes (value / dip). Window 10, confirm 3, min_change 5 %.

@@ -1,0 +1,1 @@
+"""Analyse: records -> series (one point per night) -> status. Pure functions."""

@@ -1,0 +1,129 @@
+"""Series and points (DESIGN.md 'Points').
+
+A series is (backend, device, model, mode). It has one point per UTC day: the
+ok result of the newest nightly run that day (newest started_at, then highest
+attempt), so a workflow_dispatch rerun replaces that night's point. Failures
+are kept per series, not as points. Runs of another Keras (environment
+.keras_source other than 'nightly') never make points.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Iterable
+
+from bench.records.record import RunRecord
+
+SeriesKey = tuple[str, str, str, str]  # backend, device, model, mode
+
+
+@dataclass(frozen=True)
+class Point:
+    day: date
+    value: float            # in the result's unit; see Series.better for direction
+    started_at: datetime
+    attempt: int
+    run_id: str
+    keras_version: str | None
+    url: str | None
+    samples: tuple[float, ...] = ()
+    unit: str = "samples/s"
+
+
+@dataclass(frozen=True)
+class Failure:
+    started_at: datetime
+    attempt: int
+    run_id: str
+    kind: str
+    message: str
+    keras_version: str | None
+    url: str | None
+
+
+@dataclass(frozen=True)
+class Series:
+    key: SeriesKey
+    unit: str
+    better: str                      # 'bigger' or 'smaller'
+    points: tuple[Point, ...]        # one per UTC day, oldest first
+    failures: tuple[Failure, ...]    # oldest first
+    skipped: tuple[Failure, ...]     # 'skipped' results (e.g. unsupported), oldest first
+    last_seen: datetime              # newest run of any status in this series
+
+    @property
+    def backend(self) -> str:
+        return self.key[0]
+
+    @property
+    def device(self) -> str:
+        return self.key[1]
+
+    @property
+    def model(self) -> str:
+        return self.key[2]
+
+    @property
+    def mode(self) -> str:
+        return self.key[3]
+
+    def values(self) -> list[float]:
+        return [p.value for p in self.points]
+
+    def latest_failed(self) -> bool:
+        """The newest result is a failure newer than the newest point."""
+        if not self.failures:
+            return False
+        f = self.failures[-1]
+        if not self.points:
+            return True
+        p = self.points[-1]
+        return (f.started_at, f.attempt) > (p.started_at, p.attempt)
+
+
+def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """Group nightly records into series, sorted by key."""
+    ok: dict[SeriesKey, dict[date, Point]] = {}
+    fails: dict[SeriesKey, list[Failure]] = {}
+    skips: dict[SeriesKey, list[Failure]] = {}
+    meta: dict[SeriesKey, tuple[str, str]] = {}
+    seen: dict[SeriesKey, datetime] = {}
+    for rec in records:
+        if not rec.is_nightly:
+            continue
+        t, attempt = rec.started_at, rec.attempt
+        for r in rec.results:
+            key = (rec.backend, rec.device, r.model, r.mode)
+            seen[key] = max(seen.get(key, t), t)
+            if r.status == "ok":
+                p = Point(t.date(), float(r.value), t, attempt, rec.run_id,
+                          rec.keras_version, rec.url, tuple(r.samples), r.unit)
+                days = ok.setdefault(key, {})
+                old = days.get(p.day)
+                if old is None or (p.started_at, p.attempt) > (old.started_at, old.attempt):
+                    days[p.day] = p
+                meta[key] = (r.unit, r.better)
+            else:
+                f = Failure(t, attempt, rec.run_id, r.error.kind if r.error else "unsupported",
+                            r.error.message if r.error else "", rec.keras_version, rec.url)
+                (fails if r.status == "failed" else skips).setdefault(key, []).append(f)
+                meta.setdefault(key, (r.unit, r.better))
+    out = {}
+    for key in sorted(seen):
+        unit, better = meta[key]
+        order = lambda f: (f.started_at, f.attempt)  # noqa: E731
+        points = sorted(ok.get(key, {}).values(), key=lambda p: p.day)
+        if points:
+            # A bench that changed its unit (MiB/s -> GiB/s in a real history)
+            # would read as a huge step: chart only the newest unit's points.
+            unit = points[-1].unit
+            points = [p for p in points if p.unit == unit]
+        out[key] = Series(
+            key=key, unit=unit, better=better,
+            points=tuple(points),
+            failures=tuple(sorted(fails.get(key, []), key=order)),
+            skipped=tuple(sorted(skips.get(key, []), key=order)),
+            last_seen=seen[key],
+        )
+    return out

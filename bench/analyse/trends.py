@@ -1,0 +1,289 @@
+"""Trends: formatted values, deltas, sparklines and the status of a series.
+
+Pure functions, no I/O. Values are in the series' own unit (samples/s unless
+the result says otherwise); `Series.better` gives the direction: 'bigger'
+(throughput) or 'smaller' (times, latencies). The status logic works on
+x = log(value), negated for 'smaller', so in x "up" is always "better": a
+drop in x is a regression for both directions and one code path serves both.
+Working in logs also makes a change relative (a step of -10 % is the same
+distance at 9k and at 250k samples/s).
+
+Status, first rule that applies (DESIGN.md; thresholds from benchmarks.yaml
+`trends`): Failed, Stale, New, Regressed / Faster, Watch, Steady, plus
+Skipped for a series with only skipped (unsupported) results.
+
+Why not the previous point: on the shared, clock-capped GPU single deep
+dips (to 10-80 % of the level) come every few nights. A change must be a
+new level: at least `confirm` points, tight around their own median, all
+but at most one of the points since the change, starting right after a
+point that is not at the new level, and far from the old level compared
+with the series' own noise (median/MAD, which the dips barely move).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from statistics import median
+from typing import Sequence
+
+from bench.config import Trends
+from bench.analyse.series import Series
+
+BARS = "▁▂▃▄▅▆▇█"
+DASH = "—"
+STATUSES = ("Failed", "Stale", "New", "Regressed", "Faster", "Watch", "Steady", "Skipped")
+
+# Points before a candidate change that set the "before" level and the noise.
+# 30 nights: enough for a stable median/MAD, recent enough to follow old steps.
+BASELINE = 30
+# At most this share of the BASELINE nights before a change may already sit
+# at the new level (a dip may land there by chance; a second mode lands often).
+VISITS = 0.1
+# MAD * 1.4826 estimates the standard deviation of normal noise.
+MAD_TO_SIGMA = 1.4826
+# Standard error of a median is ~1.2533 times that of a mean (normal noise).
+MEDIAN_SE = 1.2533
+
+
+def format_value(v: float) -> str:
+    """A value for a table cell: 950, 288.7k, 1.2M, 3.4G; small values keep
+    three significant digits (12.3, 1.25, 0.0123). Unit-agnostic."""
+    if not math.isfinite(v):
+        raise ValueError(f"format_value: {v!r}; expected a finite number")
+    a = abs(v)
+    # A unit is used from where the next smaller one would print 1000:
+    # 999,960 reads 1.0M (not 1000.0k); 999.4 reads 999.
+    for scale, suffix, start in ((1e9, "G", 999.95e6), (1e6, "M", 999.95e3), (1e3, "k", 999.5)):
+        if a >= start:
+            return f"{v / scale:.1f}{suffix}"
+    if round(a) >= 100:
+        return f"{v:.0f}"
+    if round(a, 1) >= 10:
+        return f"{v:.1f}"
+    if round(a, 2) >= 1:
+        return f"{v:.2f}"
+    return f"{v:.3g}"
+
+
+def format_delta(d: float | None) -> str:
+    """A fraction as a signed percentage: -0.094 -> '-9.4%'; None -> '—'."""
+    if d is None:
+        return DASH
+    if not math.isfinite(d):
+        raise ValueError(f"format_delta: {d!r}; expected a finite fraction or None")
+    pct = round(d * 100, 1)
+    return f"{pct:+.1f}%" if pct != 0 else "+0.0%"
+
+
+def delta_prev(values: Sequence[float]) -> float | None:
+    """Latest against the previous point, as a fraction of the previous
+    (in the value's own unit, whatever its direction); None with < 2 points."""
+    if len(values) < 2:
+        return None
+    return values[-1] / values[-2] - 1
+
+
+def sparkline(values: Sequence[float], n: int = 15) -> str:
+    """The last `n` values as ▁▂▃▄▅▆▇█, scaled between their min and max.
+    A flat run (or a single point) is drawn at the top: '█'."""
+    tail = list(values)[-n:] if n > 0 else []
+    if not tail:
+        return ""
+    lo, hi = min(tail), max(tail)
+    if hi == lo:
+        return BARS[-1] * len(tail)
+    top = len(BARS) - 1
+    return "".join(BARS[int((v - lo) / (hi - lo) * top + 0.5)] for v in tail)
+
+
+@dataclass(frozen=True)
+class Change:
+    """A detected change point.
+
+    index: index in series.points where the new level starts.
+    before, after: the levels (medians) before and from the change, in the
+    value's own unit. relative: after/before - 1 (so for 'smaller is better'
+    a positive relative is a slowdown).
+    """
+
+    index: int
+    before: float
+    after: float
+    relative: float
+
+    def __post_init__(self):
+        if self.index < 0:
+            raise ValueError(f"Change.index is {self.index!r}; expected an index >= 0")
+        for name in ("before", "after"):
+            v = getattr(self, name)
+            if not (math.isfinite(v) and v > 0):
+                raise ValueError(f"Change.{name} is {v!r}; expected a finite level > 0")
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """status: one of STATUSES. level: the recent level in the value's unit
+    (the new level after a change), None without points. noise: the robust
+    relative noise (sigma of log values, ~ a fraction of the level), None
+    when there are too few points to tell."""
+
+    status: str
+    change: Change | None = None
+    level: float | None = None
+    noise: float | None = None
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"Assessment.status is {self.status!r}; expected one of {', '.join(STATUSES)}")
+
+
+def assess(series: Series, newest_run: datetime, t: Trends) -> Assessment:
+    """The status of `series`, given the newest run in the whole data folder."""
+    points = series.points
+    if series.latest_failed():
+        return Assessment("Failed", level=points[-1].value if points else None)
+    if not points:
+        return Assessment("Skipped")
+    if (newest_run.date() - points[-1].day).days > t.stale_days:
+        return Assessment("Stale", level=points[-1].value)
+    if len(points) < t.min_points:
+        return Assessment("New", level=points[-1].value)
+    sign = -1.0 if series.better == "smaller" else 1.0
+    tail_start = max(0, len(points) - t.window - BASELINE - 2)
+    x = [sign * math.log(p.value) for p in points[tail_start:]]
+    change = find_change(x, t, sign)
+    if change is not None:
+        index, lb, la, noise = change
+        before, after = math.exp(sign * lb), math.exp(sign * la)
+        status = "Faster" if la > lb else "Regressed"
+        return Assessment(status, Change(tail_start + index, before, after, after / before - 1),
+                          level=after, noise=noise)
+    level, _ = level_noise(x[-t.window:])
+    _, noise = level_noise(x[-BASELINE:])
+    status = "Watch" if is_watch(x, t) else "Steady"
+    return Assessment(status, level=math.exp(sign * level), noise=noise)
+
+
+def level_noise(xs: Sequence[float]) -> tuple[float, float]:
+    """(level, sigma) of log values: a median and a MAD that skip the dips.
+
+    Why not the plain median/MAD: dips are one-sided (always slower), may be
+    a third of the nights, and drag both. The upper side of the median sees
+    jitter only, so it gives a first sigma; points more than 3 of those below
+    the median are dips; median and MAD of the rest are the level and the
+    noise (sigma ~ a fraction of the level, since these are logs).
+    """
+    m = median(xs)
+    up = [v - m for v in xs if v > m]
+    s = MAD_TO_SIGMA * median(up) if up else 0.0
+    # One pass only: clipping again around the clipped median would eat into
+    # plain noise and shrink sigma towards zero.
+    keep = [v for v in xs if v >= m - 3 * s]
+    if 2 * len(keep) < len(xs):  # never let the clip pick a minority
+        keep = list(xs)
+    m = median(keep)
+    return m, MAD_TO_SIGMA * median(abs(v - m) for v in keep)
+
+
+def find_change(x: Sequence[float], t: Trends, sign: float = 1.0):
+    """The best change point within the last `t.window` of log values `x`
+    (bigger is better), as (index, level_before, level_after, noise), or None.
+
+    `sign` is -1 for 'smaller is better' (x = -log(value)); it only turns
+    `min_change` into the value's own unit. With lb, sigma = level_noise of
+    the BASELINE points before a candidate c and la = median of x[c:], c
+    qualifies when (see the module doc for why):
+    - at least `t.confirm` points from c to the latest, and as many before;
+    - |la - lb| is at least `min_change` in the value's unit and more than
+      `noise_factor` standard errors of the difference of the two medians
+      (1.2533 * sigma * sqrt(1/n_before + 1/n_after));
+    - the points from c sit at la (within tol: noise_factor sigmas or
+      min_change, at most half the shift), all but at most one of them, and
+      at least `t.confirm` of them (a one-off dip or bump after is fine);
+    - the latest point is not back at the old level (a recovery);
+    - the nights just before c, dips aside, are not at the new level: not the
+      last one, not most of the last `confirm` (so an older change is not
+      re-found at the window's edge), and they too differ from la by at
+      least `min_change` (so a slow drift is not read as a step);
+    - at most VISITS of the BASELINE nights were already at la (a second
+      mode of a bimodal series is not a new level).
+    Among qualifying candidates the one that fits best (least absolute
+    deviation from the two levels) wins; its index then moves past a
+    leading off point (a dip right at the change).
+    """
+    n = len(x)
+    lo = max(t.confirm, n - t.window)
+    best = None
+    for c in range(lo, n - t.confirm + 1):
+        found = _candidate(x, c, t, sign)
+        if found is not None and (best is None or found[0] < best[0]):
+            best = found
+    if best is None:
+        return None
+    _, c, lb, la, sigma, tol = best
+    while abs(x[c] - la) > tol and n - (c + 1) >= t.confirm:
+        c += 1
+    return c, lb, la, sigma
+
+
+def _candidate(x, c, t: Trends, sign):
+    after = x[c:]
+    base = x[max(0, c - BASELINE):c]
+    lb, sigma = level_noise(base)
+    la = median(after)
+    shift = la - lb
+    relative = math.exp(sign * shift) - 1  # in the value's own unit
+    if abs(relative) < t.min_change:
+        return None
+    res_a = [abs(v - la) for v in after]
+    se = MEDIAN_SE * sigma * math.sqrt(1 / len(base) + 1 / len(after))
+    if abs(shift) <= t.noise_factor * se:
+        return None
+    # A point is "at" a level within tol: the noise band or min_change, never
+    # more than half the way to the other level.
+    tol = min(max(t.noise_factor * sigma, math.log1p(t.min_change)), abs(shift) / 2)
+    at_new = [r <= tol for r in res_a]
+    if sum(at_new) < t.confirm or len(after) - sum(at_new) > 1:
+        return None
+    if abs(x[-1] - lb) <= tol:
+        return None  # back at the old level: a dip (or a blip) that recovered
+    # The nights just before c, dips aside, must still be at the old level;
+    # else the change started earlier (an old step) or creeps (a drift).
+    floor = min(lb, la) - tol
+    undipped = [v for v in x[max(0, c - t.window):c] if v >= floor]
+    near = [abs(v - la) <= tol for v in undipped[-t.confirm:]]
+    if near and (near[-1] or 2 * sum(near) > len(near)):
+        return None
+    # ... and the step from those nights is itself at least min_change (a
+    # drift has them part-way, so its step is small).
+    if undipped and abs(math.exp(sign * (la - median(undipped))) - 1) < t.min_change:
+        return None
+    # A level the series already kept visiting is a second mode (bimodal
+    # timings, upward spikes), not a new level.
+    if sum(abs(v - la) <= tol for v in base) > VISITS * len(base):
+        return None
+    cost = sum(min(abs(v - lb), 3 * tol) for v in base) + sum(res_a)
+    return cost, c, lb, la, sigma, tol
+
+
+def is_watch(x: Sequence[float], t: Trends) -> bool:
+    """The newest two points are both off the level before them, on the same
+    side, by more than the noise band and `min_change`: maybe a change, not
+    yet confirmed. A single off night stays Steady (the GPU's dips). "The
+    level" must hold for both the last `window` nights (so a change older
+    than the window is the level now) and the last BASELINE nights (so a
+    window crowded with dips does not move it)."""
+    if len(x) < t.min_points:
+        return False
+    recent, _ = level_noise(x[-(t.window + 2):-2])
+    longer, sigma = level_noise(x[-(BASELINE + 2):-2])
+    band = max(t.noise_factor * sigma, math.log1p(t.min_change))
+    sides = set()
+    for level in (recent, longer):
+        for v in x[-2:]:
+            if abs(v - level) <= band:
+                return False
+            sides.add(v > level)
+    return len(sides) == 1

@@ -1,0 +1,54 @@
+"""MLX (the keras-mlx plugin): Metal GPU or CPU, chosen by BENCH_MLX_DEVICE.
+
+The device comes from the device's env in benchmarks.yaml
+(`BENCH_MLX_DEVICE: gpu|cpu`); unset means MLX's own default.
+"""
+
+from __future__ import annotations
+
+from bench.measure.backends import installed_versions
+
+NAME = "mlx"
+PACKAGES = ("mlx", "mlx-cpu", "mlx-metal", "keras-mlx")
+DEVICE_VAR = "BENCH_MLX_DEVICE"
+
+
+def supports(mode: str) -> bool:
+    return mode in ("train", "predict")
+
+
+def prepare(env) -> dict:
+    choice = env.get(DEVICE_VAR)
+    if not choice:
+        return {}
+    if choice not in ("cpu", "gpu"):
+        raise ValueError(f"{DEVICE_VAR} is {choice!r}; expected 'cpu' or 'gpu'")
+    import mlx.core as mx
+
+    if choice == "gpu" and not mx.metal.is_available():
+        raise RuntimeError(f"{DEVICE_VAR}=gpu but this MLX has no Metal GPU (mlx[cpu]?)")
+    mx.set_default_device(mx.gpu if choice == "gpu" else mx.cpu)
+    return {"mlx_device": choice}
+
+
+def sync(x):
+    import mlx.core as mx
+
+    if isinstance(x, mx.array):
+        mx.eval(x)
+    mx.synchronize()
+    return x
+
+
+def versions() -> dict:
+    return installed_versions(PACKAGES)
+
+
+def device_info() -> dict:
+    import mlx.core as mx
+
+    info = {"device": str(mx.default_device())}
+    if mx.metal.is_available():
+        meta = mx.metal.device_info()
+        info["accelerator"] = str(meta.get("device_name") or meta.get("architecture", "metal"))
+    return info

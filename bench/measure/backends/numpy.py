@@ -1,0 +1,29 @@
+"""NumPy: Keras's reference backend, inference only (no gradients)."""
+
+from __future__ import annotations
+
+from bench.measure.backends import installed_versions
+
+NAME = "numpy"
+PACKAGES = ("numpy",)
+
+
+def supports(mode: str) -> bool:
+    # The numpy backend cannot compute gradients: train is `unsupported`.
+    return mode == "predict"
+
+
+def prepare(env) -> dict:
+    return {}
+
+
+def sync(x):
+    return x
+
+
+def versions() -> dict:
+    return installed_versions(PACKAGES)
+
+
+def device_info() -> dict:
+    return {"device": "cpu"}

@@ -1,0 +1,35 @@
+"""TensorFlow: graph-compiled train and predict steps, on CPU or GPU."""
+
+from __future__ import annotations
+
+from bench.measure.backends import installed_versions
+
+NAME = "tensorflow"
+PACKAGES = ("tensorflow", "tensorflow-cpu", "tf-nightly")
+
+
+def supports(mode: str) -> bool:
+    return mode in ("train", "predict")
+
+
+def prepare(env) -> dict:
+    return {}
+
+
+def sync(x):
+    # Keras returns host values from fit/predict; numpy() forces any tensor.
+    return x.numpy() if hasattr(x, "numpy") else x
+
+
+def versions() -> dict:
+    return installed_versions(PACKAGES)
+
+
+def device_info() -> dict:
+    import tensorflow as tf
+
+    gpus = tf.config.list_physical_devices("GPU")
+    if gpus:
+        details = tf.config.experimental.get_device_details(gpus[0])
+        return {"device": f"gpu:{details.get('device_name', gpus[0].name)}", "count": len(gpus)}
+    return {"device": "cpu"}

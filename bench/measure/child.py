@@ -1,0 +1,221 @@
+"""One benchmark in its own process: `python -m bench.measure.child SPEC_JSON`.
+
+The parent (bench/measure/runner.py) starts one child per (model, mode) with
+KERAS_BACKEND and the device's env set, and reads the JSON the child writes to
+`spec.result_path`. The child's steps, each timed:
+
+  import   the backend's prepare(), then Keras            -> failed/install
+  build    a seeded model, compiled (bench.measure.workloads)
+  compile  the first fit/predict call (traces and compiles) -> compile_seconds
+  gate     bench/measure/workloads/gate.py                          -> failed/quality
+  timing   bench/measure/harness.py: warm-up, calibration, repeats  -> ok, samples/s
+
+A Python exception becomes a classified failure in the result file; a child
+that dies without writing one is classified by the parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import traceback
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from bench.measure import backends, failures, harness
+
+SEED = 1234
+# Batches per fit/predict call in the timed region: as many as fit in
+# CHUNK_BYTES of input, so Keras's per-call set-up (data adapter, callbacks,
+# about 2-5 ms) is spread over many batches while the data stays bounded.
+CHUNK_BYTES = 128 * 2**20
+UNIT, BETTER = "samples/s", "bigger"
+
+
+@dataclass(frozen=True)
+class Spec:
+    """What one child runs; JSON between parent and child."""
+
+    backend: str  # label, e.g. mlx-main
+    keras_backend: str
+    model: str
+    mode: str
+    batch_size: int
+    repeats: int
+    min_repeat_seconds: float
+    warmup_steps: int
+    result_path: str
+    env: dict = field(default_factory=dict)  # the device's env settings
+
+    def __post_init__(self):
+        if self.mode not in ("train", "predict"):
+            raise ValueError(f"Spec.mode is {self.mode!r}; expected 'train' or 'predict'")
+        if self.batch_size < 1:
+            raise ValueError(f"Spec.batch_size is {self.batch_size!r}; expected a positive integer")
+
+    def protocol(self) -> harness.Protocol:
+        return harness.Protocol(repeats=self.repeats, min_repeat_seconds=self.min_repeat_seconds,
+                                warmup_steps=self.warmup_steps)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Spec":
+        return cls(**json.loads(text))
+
+    def base_result(self) -> dict:
+        return {"model": self.model, "mode": self.mode, "unit": UNIT, "better": BETTER,
+                "batch_size": self.batch_size}
+
+
+class _Failed(Exception):
+    def __init__(self, failure: failures.Failure, extra: dict | None = None):
+        super().__init__(failure.message)
+        self.failure, self.extra = failure, extra or {}
+
+
+def _stage(name: str, fn, *args):
+    """Run one step; an exception becomes a classified failure of that step."""
+    try:
+        return fn(*args)
+    except _Failed:
+        raise
+    except BaseException as e:  # noqa: BLE001 - every failure must be recorded, not raised
+        traceback.print_exc(file=sys.stderr)
+        raise _Failed(failures.from_exception(e, name)) from e
+
+
+def execute(spec: Spec, clock=time.perf_counter) -> dict:
+    """Run the benchmark; return {"result": {...}, "environment": {...}}."""
+    t_start = clock()
+    env_info: dict = {}
+    result = spec.base_result()
+    try:
+        backend = _stage("import", backends.get, spec.keras_backend)
+        keras = _stage("import", _import_keras, backend, spec, env_info)
+        model, data = _stage("build", _build, keras, spec)
+        env_info["jit"] = getattr(model, "jit_compile", None)  # what jit_compile="auto" resolved to
+        run = _runner(model, data, spec, backend)
+        compile_seconds = _stage("compile", harness.time_call, lambda: run(1), clock)
+        quality = _stage("gate", _gate, model, data, spec, clock)
+        timing = _stage("timing", harness.benchmark, run, spec.batch_size, spec.protocol(), clock)
+        result.update(status="ok", value=timing.value, samples=list(timing.samples),
+                      compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary())
+    except _Failed as f:
+        result.update(status="failed", error=f.failure.as_error(), **f.extra)
+    result["child_seconds"] = round(clock() - t_start, 3)
+    return {"result": result, "environment": env_info}
+
+
+def _import_keras(backend, spec: Spec, env_info: dict):
+    env_info["settings"] = backend.prepare(spec.env)
+    import keras
+
+    env_info["keras_version"] = keras.__version__
+    env_info["device"] = backend.device_info()
+    return keras
+
+
+@dataclass(frozen=True)
+class _Data:
+    x_gate: object  # digits train split, a whole number of batches
+    y_gate: object
+    x_test: object
+    y_test: object
+    x_time: object  # `chunk` batches of digits, tiled
+    y_time: object
+    chunk: int  # batches per fit/predict call
+
+
+def _build(keras, spec: Spec):
+    from bench.measure import workloads
+    from bench.measure.workloads import data, gate
+
+    w = workloads.get(spec.model)
+    split = data.digits()
+    keras.utils.set_random_seed(SEED)
+    model = w.build()
+    workloads.compile_model(model)
+    if spec.mode == "predict":
+        ref = gate.load_reference(spec.model)
+        current = model.get_weights()
+        shapes = [tuple(a.shape) for a in current], [tuple(a.shape) for a in ref.weights]
+        if shapes[0] != shapes[1]:
+            raise _Failed(failures.Failure("quality", f"committed weights {ref.source} do not fit the "
+                                                      f"{spec.model} model (shapes {shapes[1]} vs {shapes[0]})"))
+        model.set_weights(list(ref.weights))
+    n = len(split.x_train) // spec.batch_size * spec.batch_size
+    if n == 0:
+        raise ValueError(f"batch size {spec.batch_size} is larger than the {len(split.x_train)} training digits")
+    x_train = data.for_model(split.x_train, w.flat_input)
+    chunk = max(1, CHUNK_BYTES // (spec.batch_size * x_train[0].nbytes))
+    x_time, y_time = data.tiled(x_train, split.y_train, chunk * spec.batch_size)
+    return model, _Data(x_train[:n], split.y_train[:n], data.for_model(split.x_test, w.flat_input),
+                        split.y_test, x_time, y_time, chunk)
+
+
+def _runner(model, d: _Data, spec: Spec, backend):
+    """run(steps): `steps` batches of fit or predict, returning host values.
+
+    Calls cover at most `d.chunk` batches each (so the data stays bounded);
+    every batch is full, so no call compiles a new shape. fit's loss comes back
+    as a Python float, and the backend's sync covers any device work left.
+    """
+    bs = spec.batch_size
+
+    def chunks(steps: int):
+        full, rest = divmod(steps, d.chunk)
+        return [d.chunk] * full + ([rest] if rest else [])
+
+    def fit(steps: int):
+        for n in chunks(steps):
+            h = model.fit(d.x_time[:n * bs], d.y_time[:n * bs], batch_size=bs, epochs=1, verbose=0, shuffle=False)
+        return backend.sync(h.history["loss"][-1])
+
+    def predict(steps: int):
+        for n in chunks(steps):
+            out = model.predict(d.x_time[:n * bs], batch_size=bs, verbose=0)
+        return backend.sync(out)
+
+    return fit if spec.mode == "train" else predict
+
+
+def _gate(model, d: _Data, spec: Spec, clock) -> dict:
+    from bench.measure.workloads import gate
+
+    t0 = clock()
+    if spec.mode == "train":
+        accs: list[float] = []
+        while len(accs) < gate.MAX_EPOCHS and not (accs and accs[-1] >= gate.TRAIN_ACCURACY):
+            model.fit(d.x_gate, d.y_gate, batch_size=spec.batch_size, epochs=1, verbose=0, shuffle=False)
+            logits = model.predict(d.x_test, batch_size=len(d.x_test), verbose=0)
+            accs.append(gate.accuracy(logits, d.y_test))
+        verdict = gate.check_train(accs, gate.TRAIN_ACCURACY)
+    else:
+        logits = model.predict(d.x_test, batch_size=spec.batch_size, verbose=0)
+        verdict = gate.check_predict(logits, d.y_test, gate.load_reference(spec.model))
+    numbers = dict(verdict.numbers, seconds=round(clock() - t0, 3))
+    if not verdict.passed:
+        raise _Failed(failures.Failure("quality", verdict.message), {"quality": numbers})
+    return numbers
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if len(argv) != 1:
+        print("usage: python -m bench.measure.child SPEC_JSON", file=sys.stderr)
+        return 2
+    spec = Spec.from_json(argv[0])
+    payload = execute(spec)
+    path = Path(spec.result_path)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(payload, sort_keys=True, allow_nan=False))
+    os.replace(tmp, path)  # the parent sees a whole file or none
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

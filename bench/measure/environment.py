@@ -1,0 +1,142 @@
+"""What ran, captured for every record: run metadata and the environment.
+
+`run_info` reads the GitHub Actions variables when set (a local run gets a
+local id); `capture` combines the host (python, OS, CPU), the backend's
+package versions, what the children reported (Keras version, device, driver,
+jit) and the install log. Pure given their inputs, except the small host
+readers at the bottom.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import secrets
+import socket
+import subprocess
+from datetime import datetime
+from pathlib import Path
+from typing import Mapping
+
+from bench.records.record import NIGHTLY, format_time
+
+
+def run_info(environ: Mapping[str, str], now: datetime, token: str | None = None) -> dict:
+    """The record's `run` block (without finished_at).
+
+    GITHUB_RUN_ID -> id, GITHUB_RUN_ATTEMPT -> attempt, GITHUB_EVENT_NAME ->
+    event, GITHUB_REPOSITORY, GITHUB_SHA -> commit, and the run's URL.
+    Otherwise id "local-<UTC yyyymmddThhmmss>-<6 hex>", attempt 1, event "local".
+    """
+    run_id = environ.get("GITHUB_RUN_ID")
+    if not run_id:
+        token = token or secrets.token_hex(3)
+        return {"id": f"local-{now:%Y%m%dT%H%M%S}-{token}", "attempt": 1, "event": "local",
+                "started_at": format_time(now)}
+    attempt = environ.get("GITHUB_RUN_ATTEMPT", "1")
+    if not attempt.isdigit() or int(attempt) < 1:
+        raise ValueError(f"GITHUB_RUN_ATTEMPT is {attempt!r}; expected a positive integer")
+    info = {"id": run_id, "attempt": int(attempt), "event": environ.get("GITHUB_EVENT_NAME", "unknown"),
+            "started_at": format_time(now)}
+    repo = environ.get("GITHUB_REPOSITORY")
+    if repo:
+        info["repository"] = repo
+        server = environ.get("GITHUB_SERVER_URL", "https://github.com").rstrip("/")
+        info["url"] = f"{server}/{repo}/actions/runs/{run_id}"
+    if environ.get("GITHUB_SHA"):
+        info["commit"] = environ["GITHUB_SHA"]
+    return info
+
+
+def capture(*, versions: Mapping[str, str], children: list[dict], accelerator: str,
+            keras_source: str | None, install_log: dict | None, device_env: Mapping[str, str],
+            environ: Mapping[str, str], host: Mapping[str, object]) -> dict:
+    """The record's `environment` block.
+
+    versions: {package: version} from the backend module (package metadata);
+    children: the `environment` each child reported (first one wins per key);
+    host: python / os / cpu from `host_info()`.
+    """
+    first = _merge(children)
+    device = first.get("device", {})
+    env = {
+        "keras_version": first.get("keras_version") or versions.get("keras-nightly") or versions.get("keras"),
+        "keras_source": keras_source or NIGHTLY,
+        "backend_versions": dict(versions),
+        **host,
+        "accelerator": {"kind": accelerator, **{k: v for k, v in device.items() if k != "driver"}},
+        "driver": device.get("driver") or host_driver(accelerator),
+        "jit": first.get("jit"),
+        "runner": environ.get("RUNNER_NAME") or f"local:{socket.gethostname()}",
+    }
+    settings = {**device_env, **first.get("settings", {})}
+    if settings:
+        env["settings"] = settings
+    if install_log is not None:
+        env["install"] = install_log
+    return env
+
+
+def _merge(children: list[dict]) -> dict:
+    out: dict = {}
+    for c in children:
+        for k, v in c.items():
+            out.setdefault(k, v)
+    return out
+
+
+def read_install_log(path: str | Path) -> dict:
+    """The JSON that scripts/install-backend.sh wrote; ValueError naming the file."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"--install-log {path}: cannot read: {e.strerror}") from None
+    except json.JSONDecodeError as e:
+        raise ValueError(f"--install-log {path}: not valid JSON ({e.msg} at line {e.lineno}); "
+                         f"expected the JSON object scripts/install-backend.sh writes") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"--install-log {path}: a JSON {type(data).__name__}; expected an object")
+    return data
+
+
+# -- host readers -------------------------------------------------------------
+
+def host_info() -> dict:
+    return {
+        "python": platform.python_version(),
+        "os": platform.platform(),
+        "cpu": cpu_model(),
+        "cpu_count": os.cpu_count(),
+    }
+
+
+def cpu_model() -> str:
+    """The CPU's marketing name: /proc/cpuinfo on Linux, sysctl on macOS."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.lower().startswith(("model name", "hardware", "cpu model")):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    try:
+        out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True,
+                             text=True, timeout=5)
+        if out.returncode == 0 and out.stdout.strip():
+            return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def host_driver(accelerator: str) -> str | None:
+    """The NVIDIA driver version on a GPU device, when nvidia-smi is there."""
+    if accelerator != "gpu":
+        return None
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None

@@ -1,0 +1,47 @@
+"""The status table as a standalone HTML page (no scripts, no external files).
+
+Every text that comes from the data (labels, failure messages) is escaped:
+record files are untrusted input.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from bench.present.markdown import HEADER, cells
+from bench.present.table import Row
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; }
+th, td { padding: .3em .7em; border-bottom: 1px solid #ddd; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.trend { font-family: monospace; letter-spacing: -1px; }
+.Regressed, .Failed { color: #b00020; font-weight: bold; }
+.Faster { color: #1b7f1b; font-weight: bold; }
+.Watch, .Stale { color: #a05a00; }
+.New, .Skipped { color: #666; }
+"""
+_NUMERIC = {"LATEST", "Δ PREV", "RUNS"}
+
+
+def render_html(rows: list[Row], title: str = "Keras Nightly Bench") -> str:
+    head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
+    body = "\n".join(_row(r) for r in rows)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        f"<title>{escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
+        f"<h1>{escape(title)}</h1>\n<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n"
+        "</table>\n</body>\n</html>\n"
+    )
+
+
+def _row(r: Row) -> str:
+    tds = []
+    for name, text in zip(HEADER, cells(r)):
+        cls = "num" if name in _NUMERIC else "trend" if name == "TREND" else ""
+        if name == "STATUS":
+            cls = escape(r.status)
+        attr = f' class="{cls}"' if cls else ""
+        tds.append(f"<td{attr}>{escape(text)}</td>")
+    return "<tr>" + "".join(tds) + "</tr>"

@@ -1,0 +1,110 @@
+"""PNG plots: one per series (points, failures, change point and levels)
+and an overview of all series.
+
+Uses matplotlib's object API with the Agg canvas (no pyplot, no display, no
+global state), so it runs on a headless runner and in tests.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+from pathlib import Path
+from typing import Mapping
+
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from bench.records.record import safe
+from bench.analyse.series import Series, SeriesKey
+from bench.analyse.trends import BASELINE, format_value
+from bench.present.table import Row
+
+COLORS = {"Regressed": "#b00020", "Failed": "#b00020", "Faster": "#1b7f1b",
+          "Watch": "#a05a00", "Stale": "#a05a00"}
+OVERVIEW_NIGHTS = 90  # the overview shows the recent past; the per-series plot all of it
+
+
+def plot_name(key: SeriesKey) -> str:
+    """<backend>--<device>--<model>--<mode>.png, each part made file-name safe."""
+    return "--".join(safe(part) for part in key) + ".png"
+
+
+def write_plots(series: Mapping[SeriesKey, Series], rows: list[Row], out_dir: str | Path) -> list[Path]:
+    """One PNG per row's series plus overview.png; returns the paths written."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for row in rows:
+        path = out / plot_name(row.key)
+        _save(_series_figure(series[row.key], row), path)
+        written.append(path)
+    path = out / "overview.png"
+    _save(_overview_figure(series, rows), path)
+    written.append(path)
+    return written
+
+
+def _save(fig: Figure, path: Path) -> None:
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=100)
+
+
+def _title(row: Row) -> str:
+    return f"{row.backend} / {row.device} / {row.model} / {row.mode}: {row.status}"
+
+
+def _series_figure(s: Series, row: Row) -> Figure:
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    ax = fig.add_subplot()
+    color = COLORS.get(row.status, "#1f4e9c")
+    if s.points:
+        days = [p.started_at for p in s.points]
+        ax.plot(days, s.values(), color=color, linewidth=0.8, marker="o", markersize=3)
+        _levels(ax, s, row)
+    fails = [f.started_at for f in s.failures]
+    if fails:  # at the bottom edge: a failure has no value
+        ax.plot(fails, [0.02] * len(fails), linestyle="none", marker="x", color="#b00020",
+                markersize=7, transform=ax.get_xaxis_transform(), label="failed")
+        ax.legend(loc="upper left", fontsize=8)
+    ax.set_title(_title(row), fontsize=10)
+    ax.set_ylabel(f"{s.unit} ({s.better} is better)", fontsize=8)
+    ax.yaxis.set_major_formatter(lambda v, _pos: format_value(v) if math.isfinite(v) and v > 0 else "")
+    ax.tick_params(labelsize=7)
+    ax.grid(alpha=0.3)
+    return fig
+
+
+def _levels(ax, s: Series, row: Row) -> None:
+    """The change point (dashed line) with the levels before and after it;
+    without a change, the recent level over the last nights."""
+    pts = s.points
+    c = row.change
+    if c is not None and c.index < len(pts):
+        at: datetime = pts[c.index].started_at
+        ax.axvline(at, color="#444", linestyle="--", linewidth=1)
+        first = pts[max(0, c.index - BASELINE)].started_at
+        ax.plot([first, at], [c.before] * 2, color="#444", linewidth=2, alpha=0.7)
+        ax.plot([at, pts[-1].started_at], [c.after] * 2, color="#444", linewidth=2, alpha=0.7)
+    elif row.level is not None and len(pts) > 1:
+        ax.plot([pts[max(0, len(pts) - 10)].started_at, pts[-1].started_at], [row.level] * 2,
+                color="#444", linewidth=2, alpha=0.5)
+
+
+def _overview_figure(series: Mapping[SeriesKey, Series], rows: list[Row]) -> Figure:
+    n = max(1, len(rows))
+    cols = min(4, n)
+    nrows = math.ceil(n / cols)
+    fig = Figure(figsize=(3.2 * cols, 1.9 * nrows), layout="constrained")
+    for i, row in enumerate(rows):
+        ax = fig.add_subplot(nrows, cols, i + 1)
+        pts = series[row.key].points[-OVERVIEW_NIGHTS:]
+        ax.plot([p.started_at for p in pts], [p.value for p in pts],
+                color=COLORS.get(row.status, "#1f4e9c"), linewidth=0.8)
+        ax.set_title(f"{row.backend}/{row.device}\n{row.model} {row.mode}: {row.status}", fontsize=7)
+        ax.set_xticks([])
+        ax.tick_params(labelsize=6)
+        ax.yaxis.set_major_formatter(lambda v, _pos: format_value(v) if math.isfinite(v) and v > 0 else "")
+    if not rows:
+        fig.text(0.5, 0.5, "no series in the data", ha="center")
+    return fig

@@ -1,0 +1,216 @@
+"""The dashboard site: bench/present/template/ plus the data it reads.
+
+SITE/
+  index.html, app.js, style.css, vendor/   copied from bench/present/template/
+  data/index.json                          site_index(): the table rows and every point
+  data/table.md                            the README table (render_markdown)
+  plots/*.png                              one per series + overview.png (write_plots)
+
+data/index.json (format 1) keeps five years of nightly history small:
+  "runs":   [[run_id, attempt, keras_version|null, url|null], ...] shared by
+            every series, oldest first; points and failures refer to it by index
+  "series": one object per table row: the DESIGN keys of `report --format json`
+            (backend, device, model, mode, latest, delta_prev, trend, runs,
+            status) and
+              latest_text, delta_text, note   as the README prints them
+              unit, better              better is 'bigger' or 'smaller'
+              days    days since 1970-01-01, delta-encoded (first absolute, then
+                      the gap to the previous point)
+              values  the point values in `unit`, 6 significant digits
+              run     index into "runs", delta-encoded like days
+              failures [[day, run, kind, message], ...] oldest first (a
+                       message over MESSAGE_CHARS is cut with '…')
+              skipped  count of skipped results (e.g. unsupported)
+              change   null or {index, day, from_day, before, after, relative}:
+                       the detected change (index into the points, its day, the
+                       first day of the level before) and the levels in `unit`
+              plot     'plots/<name>.png' or null
+Labels and messages are stored as they are; the page inserts them as text.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from datetime import date, datetime
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+from bench.records.record import format_time
+from bench.present.markdown import cells, render_markdown
+from bench.present.table import Row, rows_to_json
+from bench.analyse.series import Series, SeriesKey
+from bench.analyse.trends import BASELINE
+
+FORMAT = 1
+TEMPLATE = Path(__file__).resolve().parent / "template"
+TEMPLATE_FILES = ("index.html", "app.js", "style.css")
+_EPOCH = date(1970, 1, 1).toordinal()
+# The chart draws the level before a change over the span bench.analyse.trends
+# judges the old level on.
+BEFORE_SPAN = BASELINE
+# A failure message past this many characters (a whole traceback) is cut with
+# '…' in the site's data; the record keeps it whole.
+MESSAGE_CHARS = 2000
+
+
+class SiteError(ValueError):
+    """The site cannot be written where asked (the message names the path)."""
+
+
+def _day(d: date) -> int:
+    return d.toordinal() - _EPOCH
+
+
+def _deltas(xs: Sequence[int]) -> list[int]:
+    # Nightly days and run indices mostly step by 1: "1," is cheaper than "20423,".
+    return [x - (xs[i - 1] if i else 0) for i, x in enumerate(xs)]
+
+
+def _round(v: float) -> float:
+    # Six significant digits is far below run-to-run noise and halves the bytes.
+    return float(f"{v:.6g}")
+
+
+def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
+               generated_at: datetime, plots: Mapping[SeriesKey, str] | None = None) -> dict:
+    """The dashboard's data (format in the module docstring); pure.
+
+    `rows` are build_rows(series, ...) in table order; `plots` maps a series
+    key to its PNG path relative to the site root.
+    """
+    runs = _run_table(series)
+    newest = max((s.last_seen for s in series.values()), default=None)
+    return {
+        "format": FORMAT,
+        "generated_at": format_time(generated_at),
+        "newest_run": format_time(newest) if newest else None,
+        "runs": [[ref[2], ref[1], ref[3] or None, ref[4] or None] for ref in runs],
+        "series": [_entry(row, data, series[_key(row)], runs, (plots or {}).get(_key(row)))
+                   for row, data in zip(rows, rows_to_json(rows))],
+    }
+
+
+def _key(row: Row) -> SeriesKey:
+    return (row.backend, row.device, row.model, row.mode)
+
+
+def _run_ref(x) -> tuple:
+    # Points and failures share these fields; sorting them keeps indices in time order.
+    return (x.started_at, x.attempt, x.run_id, x.keras_version or "", x.url or "")
+
+
+def _run_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
+    """Every run any point or failure came from -> its index, oldest first."""
+    refs = {_run_ref(x) for s in series.values() for x in (*s.points, *s.failures)}
+    return {ref: i for i, ref in enumerate(sorted(refs))}
+
+
+def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str | None) -> dict:
+    text = cells(row)
+    entry = {k: v for k, v in data.items() if k != "last_failure"}  # `failures` has it, cut to size
+    entry.update({
+        # The README's own cell text, so the page and the table never disagree.
+        "latest_text": text[4],
+        "delta_text": text[5],
+        "note": text[9] if len(text) > 9 else "",
+        "unit": s.unit,
+        "better": s.better,
+        "days": _deltas([_day(p.day) for p in s.points]),
+        "values": [_round(p.value) for p in s.points],
+        "run": _deltas([runs[_run_ref(p)] for p in s.points]),
+        "failures": [[_day(f.started_at.date()), runs[_run_ref(f)], f.kind, _cut(f.message)]
+                     for f in s.failures],
+        "skipped": len(s.skipped),
+        "change": _change(row, s),
+        "plot": plot,
+    })
+    return entry
+
+
+def _cut(message: str) -> str:
+    return message if len(message) <= MESSAGE_CHARS else message[:MESSAGE_CHARS - 1] + "…"
+
+
+def _change(row: Row, s: Series) -> dict | None:
+    c = row.change
+    if c is None or not 0 <= c.index < len(s.points):
+        return None
+    return {"index": c.index, "day": _day(s.points[c.index].day),
+            "from_day": _day(s.points[max(0, c.index - BEFORE_SPAN)].day),
+            "before": _round(c.before), "after": _round(c.after), "relative": round(c.relative, 6)}
+
+
+def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
+               generated_at: datetime, plots: bool = True, template: str | Path = TEMPLATE,
+               warn: Callable[[str], None] = lambda msg: None) -> Path:
+    """Build the whole site in a scratch folder next to `site_dir`, then swap it in.
+
+    `site_dir` must be missing, empty, or an earlier site (it holds
+    data/index.json); anything else is refused so a wrong --out never loses files.
+    Returns the path of data/index.json.
+    """
+    site = Path(site_dir)
+    template = Path(template)
+    _check_template(template)
+    _check_target(site)
+    site.parent.mkdir(parents=True, exist_ok=True)
+    stage = Path(tempfile.mkdtemp(dir=site.parent, prefix=f".{site.name}.new-"))
+    try:
+        shutil.copytree(template, stage, dirs_exist_ok=True,
+                        ignore=shutil.ignore_patterns("__pycache__", ".*"))
+        (stage / ".nojekyll").write_text("")  # Pages serves files as they are
+        plot_paths = _write_plots(stage / "plots", series, rows, warn) if plots else {}
+        index = site_index(series, rows, generated_at=generated_at, plots=plot_paths)
+        data = stage / "data"
+        data.mkdir(exist_ok=True)
+        (data / "index.json").write_text(
+            json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
+                       allow_nan=False) + "\n", encoding="utf-8")
+        (data / "table.md").write_text(render_markdown(rows), encoding="utf-8")
+        _swap(stage, site)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return site / "data" / "index.json"
+
+
+def _write_plots(plot_dir: Path, series, rows, warn) -> dict[SeriesKey, str]:
+    try:
+        from bench.present.plots import plot_name, write_plots
+    except ImportError as e:  # matplotlib missing: the page works without PNGs
+        warn(f"PNG plots skipped: {e}")
+        return {}
+    written = {p.name for p in write_plots(series, rows, plot_dir)}
+    return {key: f"plots/{plot_name(key)}" for key in series if plot_name(key) in written}
+
+
+def _check_template(template: Path) -> None:
+    missing = [f for f in TEMPLATE_FILES if not (template / f).is_file()]
+    if missing:
+        raise SiteError(f"template {template}: missing {', '.join(missing)}; "
+                        f"expected a folder like bench/present/template/ holding {', '.join(TEMPLATE_FILES)}")
+
+
+def _check_target(site: Path) -> None:
+    if not site.exists():
+        return
+    if not site.is_dir():
+        raise SiteError(f"--out {site}: is a file; expected a folder for the site")
+    if any(site.iterdir()) and not (site / "data" / "index.json").is_file():
+        raise SiteError(f"--out {site}: folder is not empty and holds no earlier site "
+                        f"(no data/index.json); expected a new, empty or earlier site folder")
+
+
+def _swap(stage: Path, site: Path) -> None:
+    """Put `stage` where `site` is; the old site is removed only after the rename."""
+    os.chmod(stage, 0o755)  # mkdtemp makes it 0700; Pages artifacts and http.server need to read it
+    if not site.exists():
+        os.replace(stage, site)
+        return
+    old = Path(tempfile.mkdtemp(dir=site.parent, prefix=f".{site.name}.old-"))
+    os.replace(site, old / "site")
+    os.replace(stage, site)
+    shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,101 @@
+"""The status table as rows: one per series, sorted by backend, device, model, mode.
+
+Each Row holds values, not text (formatting is the renderer's job), so the
+markdown, HTML and JSON outputs all say the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping
+
+from bench.config import Trends
+from bench.records.record import format_time
+from bench.analyse.series import Failure, Series, SeriesKey
+from bench.analyse.trends import STATUSES, Change, assess, delta_prev, sparkline
+
+
+@dataclass(frozen=True)
+class Row:
+    """One series. latest: newest point's value in `unit` (None without
+    points); delta_prev: latest/previous - 1 (None with < 2 points); trend:
+    the sparkline; runs: number of points (nights); better: 'bigger' or
+    'smaller'; change: the detected change point (Regressed/Faster);
+    last_failure: the newest failure, if any; level: the recent level."""
+
+    backend: str
+    device: str
+    model: str
+    mode: str
+    latest: float | None
+    delta_prev: float | None
+    trend: str
+    runs: int
+    status: str
+    unit: str
+    better: str
+    change: Change | None
+    last_failure: Failure | None
+    level: float | None = None
+
+    def __post_init__(self):
+        if self.status not in STATUSES:
+            raise ValueError(f"Row {self.key}: status {self.status!r}; expected one of {', '.join(STATUSES)}")
+        if self.runs < 0:
+            raise ValueError(f"Row {self.key}: runs {self.runs!r}; expected a count >= 0")
+        if self.better not in ("bigger", "smaller"):
+            raise ValueError(f"Row {self.key}: better {self.better!r}; expected 'bigger' or 'smaller'")
+
+    @property
+    def key(self) -> SeriesKey:
+        return (self.backend, self.device, self.model, self.mode)
+
+
+def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
+    """Assess every series against the newest run anywhere in the data."""
+    if not series:
+        return []
+    newest_run = max(s.last_seen for s in series.values())
+    rows = []
+    for key in sorted(series):
+        s = series[key]
+        a = assess(s, newest_run, trends)
+        values = s.values()
+        rows.append(Row(
+            backend=s.backend, device=s.device, model=s.model, mode=s.mode,
+            latest=values[-1] if values else None, delta_prev=delta_prev(values),
+            trend=sparkline(values, trends.sparkline_points), runs=len(values), status=a.status,
+            unit=s.unit, better=s.better, change=a.change,
+            last_failure=_last_problem(s, a.status), level=a.level,
+        ))
+    return rows
+
+
+def _last_problem(s: Series, status: str) -> Failure | None:
+    if s.failures:
+        return s.failures[-1]
+    return s.skipped[-1] if status == "Skipped" and s.skipped else None
+
+
+def rows_to_json(rows: list[Row]) -> list[dict[str, Any]]:
+    """DESIGN.md's keys (backend, device, model, mode, latest, delta_prev,
+    trend, runs, status), then unit, better, change, last_failure."""
+    return [_row_json(r) for r in rows]
+
+
+def _row_json(r: Row) -> dict[str, Any]:
+    change = None
+    if r.change is not None:
+        change = {"index": r.change.index, "before": r.change.before, "after": r.change.after,
+                  "relative": r.change.relative}
+    failure = None
+    if r.last_failure is not None:
+        f = r.last_failure
+        failure = {"kind": f.kind, "message": f.message, "started_at": format_time(f.started_at),
+                   "run_id": f.run_id, "attempt": f.attempt, "url": f.url}
+    return {
+        "backend": r.backend, "device": r.device, "model": r.model, "mode": r.mode,
+        "latest": r.latest, "delta_prev": r.delta_prev, "trend": r.trend, "runs": r.runs,
+        "status": r.status,
+        "unit": r.unit, "better": r.better, "level": r.level, "change": change, "last_failure": failure,
+    }

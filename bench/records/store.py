@@ -1,0 +1,317 @@
+"""The data branch: publish run records to it with git, exactly once.
+
+Each record lands at RunRecord.relpath() on the branch (DESIGN.md 'Layout').
+The commit is built with git plumbing in a throw-away bare repository
+(hash-object, a private index, write-tree, commit-tree): there is no working
+tree to leave half-written, and the push either moves the branch to a commit
+holding every new record of the call or does not move it at all.
+
+Races: nightly jobs, a late device and a rerun may publish at the same moment.
+The push is a plain fast-forward push, so the server refuses it when the
+branch moved since our fetch (or, on a busy server, cannot lock the ref). We
+then fetch the new tip, re-add our records on top of it (each record has its
+own path, so there is never a conflict to resolve), check again which are
+already there, and push again, after an exponential backoff with jitter, a
+bounded number of times.
+
+Idempotent: a record whose path already holds the same content is 'already
+there' and adds nothing; when every record of the call is there, no commit is
+made. The same path with other content is refused: records are never edited.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable, Sequence, TextIO
+
+from bench.records.record import RecordError, RunRecord, validate
+
+DEFAULT_BRANCH = "gh-pages"
+# Identity for the data commits, passed with -c so that publishing works on a
+# machine without any git config and never touches the user's own config.
+# GIT_AUTHOR_NAME/GIT_COMMITTER_* in the environment still take precedence.
+IDENTITY = ("keras-nightly-bench", "keras-nightly-bench@users.noreply.github.com")
+
+# What git says when the branch moved under us or the ref was busy: worth a
+# fresh fetch and another try. Anything else (no such repository, no
+# permission, a hook that declines) is final.
+_RETRYABLE = re.compile(
+    r"non-fast-forward|fetch first|\[rejected\]|cannot lock ref|failed to lock|"
+    r"failed to update ref|stale info|incorrect old value|unable to create .*\.lock|"
+    r"reference already exists|but expected",
+    re.IGNORECASE,
+)
+_CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
+
+
+class PublishError(RuntimeError):
+    """Publishing was refused or failed; the branch did not move."""
+
+
+@dataclass(frozen=True)
+class Retry:
+    """Bounded exponential backoff with 'full jitter' (seconds).
+
+    The n-th wait (n = 1, 2, ...) is uniform(0, d) with d = min(cap, base * 2**(n-1)):
+    the window doubles, and publishers that were rejected together spread
+    out over it instead of colliding again (fewer retries and less idle time
+    than waits of a fixed or half-fixed length).
+    """
+
+    attempts: int = 10
+    base: float = 0.2
+    cap: float = 5.0
+
+    def __post_init__(self):
+        if self.attempts < 1:
+            raise ValueError(f"Retry.attempts is {self.attempts!r}; expected an integer >= 1")
+        if not (self.base > 0 and self.cap >= self.base):
+            raise ValueError(f"Retry base={self.base!r}, cap={self.cap!r}; expected 0 < base <= cap")
+
+    def delay(self, n: int, rng: random.Random) -> float:
+        return rng.uniform(0, min(self.cap, self.base * 2 ** (n - 1)))
+
+
+@dataclass(frozen=True)
+class Placed:
+    """One record of a publish call: where it goes and what happened to it."""
+
+    relpath: str
+    source: str
+    status: str  # 'added' | 'already there'
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    repo: str
+    branch: str
+    placed: tuple[Placed, ...]
+    commit: str | None   # the new commit, or None when nothing was new
+    tip: str | None      # the branch tip after the call
+    attempts: int        # pushes tried (0 when nothing was new)
+
+    @property
+    def added(self) -> tuple[Placed, ...]:
+        return tuple(p for p in self.placed if p.status == "added")
+
+
+def record_files(args: Iterable[str | Path]) -> list[Path]:
+    """Record paths from command-line arguments: a folder means every *.json
+    below it (artifact downloads nest one folder per artifact)."""
+    out: list[Path] = []
+    for a in args:
+        p = Path(a)
+        if p.is_dir():
+            found = sorted(f for f in p.rglob("*.json") if not f.name.startswith(".tmp-"))
+            if not found:
+                raise FileNotFoundError(f"{p}: folder holds no *.json record files")
+            out.extend(found)
+        elif p.is_file():
+            out.append(p)
+        else:
+            raise FileNotFoundError(f"{p}: no such record file or folder")
+    return out
+
+
+def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANCH, *,
+            retry: Retry = Retry(), sleep: Callable[[float], None] = time.sleep,
+            rng: random.Random | None = None, log: TextIO | None = None) -> PublishResult:
+    """Append `records` to `branch` of `repo` (a path or URL), all or nothing.
+
+    Raises RecordError for an invalid record and PublishError for a path that
+    already holds other content, a git failure, or a push still rejected
+    after `retry.attempts` tries; in every such case the branch did not move.
+    """
+    planned = _plan(records)
+    rng = rng or random.Random()
+    repo = _absolute(repo)
+    with tempfile.TemporaryDirectory(prefix="bench-publish-") as tmp:
+        git = _Git(Path(tmp))
+        blobs = git.store_blobs({path: text for path, (text, _) in planned.items()})
+        for attempt in range(1, retry.attempts + 1):
+            tip = git.fetch_tip(repo, branch)
+            present = git.blob_ids(tip, list(planned)) if tip else {}
+            _refuse_edits(planned, blobs, present, branch, git.read_blob)
+            placed = tuple(Placed(path, src, "already there" if path in present else "added")
+                           for path, (_, src) in planned.items())
+            new = [p.relpath for p in placed if p.status == "added"]
+            if not new:
+                return PublishResult(_redact(repo), branch, placed, None, tip, attempt - 1)
+            commit = git.commit(tip, {p: blobs[p] for p in new}, _message(planned, new))
+            refusal = git.push(repo, commit, branch)
+            if refusal is None:
+                return PublishResult(_redact(repo), branch, placed, commit, commit, attempt)
+            if attempt == retry.attempts:
+                raise PublishError(
+                    f"push of {len(new)} record(s) to {_redact(repo)} branch {branch} was rejected "
+                    f"{attempt} times; gave up after {attempt} attempts (last: {refusal})")
+            wait = retry.delay(attempt, rng)
+            if log is not None:
+                print(f"bench publish: push rejected (attempt {attempt} of {retry.attempts}: {refusal}); "
+                      f"fetching the new tip and retrying in {wait:.2f} s", file=log)
+            sleep(wait)
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+# -- steps -------------------------------------------------------------------
+
+def _plan(records: Sequence[RunRecord]) -> dict[str, tuple[str, str]]:
+    """{relpath: (text, source)}; validates every record before any git work."""
+    if not records:
+        raise PublishError("no records to publish")
+    planned: dict[str, tuple[str, str]] = {}
+    for rec in records:
+        validate(rec.data, rec.source)  # RunRecord(...) built by hand skips from_dict
+        path, text = rec.relpath(), rec.to_json()
+        if path in planned and planned[path][0] != text:
+            raise PublishError(f"{rec.source} and {planned[path][1]} both go to {path} with different "
+                               f"content; records are never edited (a rerun needs a new attempt number)")
+        planned.setdefault(path, (text, rec.source))
+    return planned
+
+
+def _refuse_edits(planned, blobs, present, branch, read_blob: Callable[[str], str]) -> None:
+    """Raise when a path on the branch holds other data than ours. The same
+    data in another layout (an older writer's indentation) counts as the same."""
+    clashes = [p for p in planned if p in present and present[p] != blobs[p]
+               and not _same_json(read_blob(present[p]), planned[p][0])]
+    if clashes:
+        lines = "; ".join(f"{planned[p][1]} differs from {branch}:{p}" for p in clashes)
+        raise PublishError(f"refusing to change records already on {branch}: {lines}; "
+                           f"records are never edited (a rerun needs a new attempt number)")
+
+
+def _same_json(a: str, b: str) -> bool:
+    try:
+        return json.loads(a) == json.loads(b)
+    except ValueError:
+        return False
+
+
+def _message(planned, new: list[str]) -> str:
+    return (f"bench publish: {len(new)} record(s)\n\n"
+            + "".join(f"{p}\n" for p in sorted(new)))
+
+
+def _absolute(repo: str) -> str:
+    """A local path works from any cwd (git runs in our temp dir)."""
+    return str(Path(repo).resolve()) if "://" not in repo and Path(repo).exists() else repo
+
+
+def _redact(text: str) -> str:
+    """Never print a token embedded in a repository URL."""
+    return _CREDENTIALS.sub(r"\1***@", text)
+
+
+class _Git:
+    """git plumbing against a private bare repository in `root`."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.dir = root / "repo.git"
+        self.env = {**os.environ,
+                    "GIT_DIR": str(self.dir), "GIT_INDEX_FILE": str(root / "index"),
+                    "GIT_TERMINAL_PROMPT": "0",   # fail instead of waiting for a password
+                    "LC_ALL": "C", "LANGUAGE": ""}  # English messages, so refusals can be recognised
+        self.run("init", "--quiet", "--bare", str(self.dir))
+
+    def run(self, *args: str, input: str | None = None, check: bool = True,
+            timeout: float = 300) -> subprocess.CompletedProcess:
+        cmd = ["git", "-c", f"user.name={IDENTITY[0]}", "-c", f"user.email={IDENTITY[1]}", *args]
+        try:
+            proc = subprocess.run(cmd, input=input, capture_output=True, text=True, env=self.env,
+                                  cwd=self.root, timeout=timeout)
+        except FileNotFoundError:
+            raise PublishError("git is not installed (not found on PATH); publishing needs git") from None
+        except subprocess.TimeoutExpired:
+            raise PublishError(f"git {args[0]} did not finish within {timeout:.0f} s") from None
+        if check and proc.returncode != 0:
+            raise PublishError(f"git {args[0]} failed: {_redact(proc.stderr.strip() or proc.stdout.strip())}")
+        return proc
+
+    def store_blobs(self, texts: dict[str, str]) -> dict[str, str]:
+        """Write each text as a blob; one git call for all of them."""
+        staged = self.root / "staged"
+        staged.mkdir()
+        files = []
+        for i, text in enumerate(texts.values()):
+            f = staged / f"{i}.json"
+            f.write_text(text, encoding="utf-8")
+            files.append(str(f))
+        out = self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(files) + "\n")
+        return dict(zip(texts, out.stdout.split()))
+
+    def fetch_tip(self, repo: str, branch: str) -> str | None:
+        """The branch tip (fetched, depth 1), or None when the branch does not exist."""
+        ref = f"refs/remotes/publish/{branch}"
+        proc = self.run("fetch", "--quiet", "--no-tags", "--depth=1", repo,
+                        f"+refs/heads/{branch}:{ref}", check=False)
+        if proc.returncode == 0:
+            return self.run("rev-parse", "--verify", ref).stdout.strip()
+        if "couldn't find remote ref" in proc.stderr:
+            # Absent when we looked. Should a rival create it right now, our
+            # orphan push is refused and the next attempt fetches theirs.
+            return None
+        listed = self.run("ls-remote", "--heads", repo, f"refs/heads/{branch}", check=False)
+        if listed.returncode == 0 and not listed.stdout.strip():
+            return None
+        raise PublishError(f"cannot fetch {branch} from {_redact(repo)}: "
+                           f"{_redact(proc.stderr.strip() or listed.stderr.strip())}")
+
+    def blob_ids(self, tip: str, paths: list[str]) -> dict[str, str]:
+        """{path: blob id} for the paths that exist at `tip`."""
+        out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
+                       input="".join(f"{tip}:{p}\n" for p in paths))
+        found = {}
+        for path, line in zip(paths, out.stdout.splitlines()):
+            sha, _, kind = line.partition(" ")
+            if kind == "blob":
+                found[path] = sha
+        return found
+
+    def read_blob(self, sha: str) -> str:
+        return self.run("cat-file", "blob", sha).stdout
+
+    def commit(self, tip: str | None, blobs: dict[str, str], message: str) -> str:
+        """A commit of tip's tree plus `blobs`; an orphan (root) commit when tip is None."""
+        if tip:
+            self.run("read-tree", tip)
+        else:
+            self.run("read-tree", "--empty")
+        self.run("update-index", "--add", "--index-info",
+                 input="".join(f"100644 {sha}\t{path}\n" for path, sha in blobs.items()))
+        tree = self.run("write-tree").stdout.strip()
+        parents = ["-p", tip] if tip else []
+        return self.run("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message).stdout.strip()
+
+    def push(self, repo: str, commit: str, branch: str) -> str | None:
+        """None when the branch moved to `commit`; the reason when the push was
+        rejected in a way a fresh fetch can fix. Other failures raise."""
+        proc = self.run("push", "--porcelain", "--no-verify", repo, f"{commit}:refs/heads/{branch}",
+                        check=False)
+        if proc.returncode == 0:
+            return None
+        said = _redact(f"{proc.stdout}\n{proc.stderr}")
+        if _RETRYABLE.search(said):
+            return _reason(said)
+        raise PublishError(f"push to {_redact(repo)} branch {branch} failed: {said.strip()}")
+
+
+def _reason(said: str) -> str:
+    """The one line of git's output that says why the push was refused."""
+    for line in said.splitlines():
+        if _RETRYABLE.search(line):
+            return " ".join(line.split())
+    return said.strip().splitlines()[-1]
+
+
+__all__ = ["DEFAULT_BRANCH", "PublishError", "PublishResult", "Placed", "Retry", "publish",
+           "record_files", "RecordError"]
