@@ -8,8 +8,8 @@ import pytest
 
 from bench.config import Trends
 from bench.analyse.series import Failure
-from bench.analyse.trends import (Assessment, Change, assess, delta_prev, format_delta, format_value,
-                          level_noise, sparkline)
+from bench.analyse.trends import Assessment, Change, assess, delta_prev, level_noise
+from bench.present.format import format_delta, format_value, sparkline
 from tests.corpus import make_series
 
 T = Trends()  # stale_days 3, min_points 5, window 10, confirm 3, min_change 5 %, noise_factor 3

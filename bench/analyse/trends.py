@@ -1,4 +1,5 @@
-"""Trends: formatted values, deltas, sparklines and the status of a series.
+"""Trends: the delta to the previous point and the status of a series
+(formatting lives in bench/present/format.py).
 
 Pure functions, no I/O. Values are in the series' own unit (samples/s unless
 the result says otherwise); `Series.better` gives the direction: 'bigger'
@@ -25,14 +26,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
-from statistics import median
+from statistics import NormalDist, median
 from typing import Sequence
 
 from bench.config import Trends
 from bench.analyse.series import Series
 
-BARS = "▁▂▃▄▅▆▇█"
-DASH = "—"
 STATUSES = ("Failed", "Stale", "New", "Regressed", "Faster", "Watch", "Steady", "Skipped")
 
 # Points before a candidate change that set the "before" level and the noise.
@@ -41,40 +40,10 @@ BASELINE = 30
 # At most this share of the BASELINE nights before a change may already sit
 # at the new level (a dip may land there by chance; a second mode lands often).
 VISITS = 0.1
-# MAD * 1.4826 estimates the standard deviation of normal noise.
-MAD_TO_SIGMA = 1.4826
+# MAD / Φ⁻¹(3/4) (≈ 1.4826 MAD) estimates the standard deviation of normal noise.
+MAD_TO_SIGMA = 1 / NormalDist().inv_cdf(0.75)
 # Standard error of a median is ~1.2533 times that of a mean (normal noise).
 MEDIAN_SE = 1.2533
-
-
-def format_value(v: float) -> str:
-    """A value for a table cell: 950, 288.7k, 1.2M, 3.4G; small values keep
-    three significant digits (12.3, 1.25, 0.0123). Unit-agnostic."""
-    if not math.isfinite(v):
-        raise ValueError(f"format_value: {v!r}; expected a finite number")
-    a = abs(v)
-    # A unit is used from where the next smaller one would print 1000:
-    # 999,960 reads 1.0M (not 1000.0k); 999.4 reads 999.
-    for scale, suffix, start in ((1e9, "G", 999.95e6), (1e6, "M", 999.95e3), (1e3, "k", 999.5)):
-        if a >= start:
-            return f"{v / scale:.1f}{suffix}"
-    if round(a) >= 100:
-        return f"{v:.0f}"
-    if round(a, 1) >= 10:
-        return f"{v:.1f}"
-    if round(a, 2) >= 1:
-        return f"{v:.2f}"
-    return f"{v:.3g}"
-
-
-def format_delta(d: float | None) -> str:
-    """A fraction as a signed percentage: -0.094 -> '-9.4%'; None -> '—'."""
-    if d is None:
-        return DASH
-    if not math.isfinite(d):
-        raise ValueError(f"format_delta: {d!r}; expected a finite fraction or None")
-    pct = round(d * 100, 1)
-    return f"{pct:+.1f}%" if pct != 0 else "+0.0%"
 
 
 def delta_prev(values: Sequence[float]) -> float | None:
@@ -83,19 +52,6 @@ def delta_prev(values: Sequence[float]) -> float | None:
     if len(values) < 2:
         return None
     return values[-1] / values[-2] - 1
-
-
-def sparkline(values: Sequence[float], n: int = 15) -> str:
-    """The last `n` values as ▁▂▃▄▅▆▇█, scaled between their min and max.
-    A flat run (or a single point) is drawn at the top: '█'."""
-    tail = list(values)[-n:] if n > 0 else []
-    if not tail:
-        return ""
-    lo, hi = min(tail), max(tail)
-    if hi == lo:
-        return BARS[-1] * len(tail)
-    top = len(BARS) - 1
-    return "".join(BARS[int((v - lo) / (hi - lo) * top + 0.5)] for v in tail)
 
 
 @dataclass(frozen=True)
@@ -287,3 +243,22 @@ def is_watch(x: Sequence[float], t: Trends) -> bool:
                 return False
             sides.add(v > level)
     return len(sides) == 1
+
+
+def band(noise: float | None, t: Trends) -> float:
+    """The half-width of the series' noise band, in log value (~ a fraction):
+    what the status rule treats as "at the level" — noise_factor sigmas, at
+    least min_change. Without a noise estimate, min_change alone."""
+    floor = math.log1p(t.min_change)
+    return max(t.noise_factor * noise, floor) if noise is not None else floor
+
+
+def watched(values: Sequence[float], t: Trends) -> tuple[float, float] | None:
+    """For a Watch series: (level, relative) — the level before the newest two
+    points (value's unit) and how far their median sits from it (a fraction,
+    in the value's unit: after/before - 1). None with too few points."""
+    if len(values) < 3:
+        return None
+    level, _ = level_noise([math.log(v) for v in values[-(t.window + 2):-2]])
+    newest = median(math.log(v) for v in values[-2:])
+    return math.exp(level), math.exp(newest - level) - 1

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from bench.analyse import trends
-from bench.analyse.trends import DASH
+from bench.present import format as fmt
+from bench.present.format import DASH
 from bench.compare.outcome import Outcome
 from bench.compare.verdicts import Row
 
@@ -51,14 +51,14 @@ def escape(text: object) -> str:
 
 
 def format_value(v: float | None, unit: str = "samples/s") -> str:
-    """288.7k, 1.2M, 950, 2.53 (bench.analyse.trends.format_value); the unit is shown when it is not samples/s."""
+    """288.7k, 1.2M, 950, 2.53 (bench.present.format.format_value); the unit is shown when it is not samples/s."""
     if v is None:
         return DASH
-    text = trends.format_value(v)
+    text = fmt.format_value(v)
     return text if unit == "samples/s" else f"{text} {escape(unit)}"
 
 
-format_delta = trends.format_delta
+format_delta = fmt.format_delta
 
 
 def _legend(o: Outcome) -> str:

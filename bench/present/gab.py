@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 
 from bench.records.record import RecordError, RunRecord, format_time, safe
-from bench.analyse.trends import format_value
+from bench.present.format import format_value
 
 # Direction of each gab tool's numbers, as github-action-benchmark itself
 # decides it (src/write.ts biggerIsBetter): times are smaller-is-better,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.analyse.trends import DASH, format_delta, format_value
+from bench.present.format import DASH, format_delta, format_value
 from bench.present.table import Row
 
 HEADER = ("BACKEND↑", "DEVICE", "MODEL", "MODE", "LATEST", "Δ PREV", "TREND", "RUNS", "STATUS", "NOTE")

@@ -17,7 +17,8 @@ from matplotlib.figure import Figure
 
 from bench.records.record import safe
 from bench.analyse.series import Series, SeriesKey
-from bench.analyse.trends import BASELINE, format_value
+from bench.analyse.trends import BASELINE
+from bench.present.format import format_value
 from bench.present.table import Row
 
 COLORS = {"Regressed": "#b00020", "Failed": "#b00020", "Faster": "#1b7f1b",

@@ -6,13 +6,16 @@ markdown, HTML and JSON outputs all say the same thing.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Mapping
 
 from bench.config import Trends
 from bench.records.record import format_time
 from bench.analyse.series import Failure, Series, SeriesKey
-from bench.analyse.trends import STATUSES, Change, assess, delta_prev, sparkline
+from bench.analyse.trends import STATUSES, Change, assess, band, delta_prev, watched
+from bench.analyse.window import Window, change_window
+from bench.present.format import sparkline
 
 
 @dataclass(frozen=True)
@@ -21,7 +24,11 @@ class Row:
     points); delta_prev: latest/previous - 1 (None with < 2 points); trend:
     the sparkline; runs: number of points (nights); better: 'bigger' or
     'smaller'; change: the detected change point (Regressed/Faster);
-    last_failure: the newest failure, if any; level: the recent level."""
+    last_failure: the newest failure, if any; level: the recent level;
+    window: the nightlies around the change (Regressed/Faster); watch:
+    (level, relative) for a Watch row, what the newest two nights are off
+    from; delta_off: 'worse' | 'better' when Δ PREV is beyond the series'
+    noise band (in the series' direction), None when within it."""
 
     backend: str
     device: str
@@ -37,8 +44,13 @@ class Row:
     change: Change | None
     last_failure: Failure | None
     level: float | None = None
+    window: Window | None = None
+    watch: tuple[float, float] | None = None
+    delta_off: str | None = None
 
     def __post_init__(self):
+        if self.delta_off not in (None, "worse", "better"):
+            raise ValueError(f"Row {self.key}: delta_off {self.delta_off!r}; expected 'worse', 'better' or None")
         if self.status not in STATUSES:
             raise ValueError(f"Row {self.key}: status {self.status!r}; expected one of {', '.join(STATUSES)}")
         if self.runs < 0:
@@ -64,11 +76,45 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
         rows.append(Row(
             backend=s.backend, device=s.device, model=s.model, mode=s.mode,
             latest=values[-1] if values else None, delta_prev=delta_prev(values),
-            trend=sparkline(values, trends.sparkline_points), runs=len(values), status=a.status,
+            trend=sparkline(values, trends.sparkline_points, a.level, band(a.noise, trends)),
+            runs=len(values), status=a.status,
             unit=s.unit, better=s.better, change=a.change,
             last_failure=_last_problem(s, a.status), level=a.level,
+            window=change_window(s, a.change),
+            watch=watched(values, trends) if a.status == "Watch" else None,
+            delta_off=_delta_off(values, s.better, band(a.noise, trends)),
         ))
     return rows
+
+
+# What needs a look first: broken, slower, maybe slower; then the rest.
+STATUS_ORDER = ("Failed", "Regressed", "Watch", "Stale", "Faster", "New", "Steady", "Skipped")
+SORTS = ("status", "name")
+
+
+def sort_rows(rows: list[Row], by: str = "status") -> list[Row]:
+    """by 'status' (STATUS_ORDER, then backend, device, model, mode) or
+    'name' (the key alone, the table's old order)."""
+    if by not in SORTS:
+        raise ValueError(f"sort {by!r}; expected one of {', '.join(SORTS)}")
+    if by == "name":
+        return sorted(rows, key=lambda r: r.key)
+    return sorted(rows, key=lambda r: (STATUS_ORDER.index(r.status), r.key))
+
+
+def summary(rows: list[Row]) -> str:
+    """'1 Regressed, 1 Watch, 22 Steady': the count per status in STATUS_ORDER."""
+    counts = {s: sum(r.status == s for r in rows) for s in STATUS_ORDER}
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no series"
+
+
+def _delta_off(values, better: str, half_band: float) -> str | None:
+    if len(values) < 2:
+        return None
+    step = math.log(values[-1] / values[-2])
+    if abs(step) <= half_band:
+        return None
+    return "better" if (step > 0) == (better == "bigger") else "worse"
 
 
 def _last_problem(s: Series, status: str) -> Failure | None:
@@ -98,4 +144,7 @@ def _row_json(r: Row) -> dict[str, Any]:
         "latest": r.latest, "delta_prev": r.delta_prev, "trend": r.trend, "runs": r.runs,
         "status": r.status,
         "unit": r.unit, "better": r.better, "level": r.level, "change": change, "last_failure": failure,
+        "window": r.window.to_json() if r.window is not None else None,
+        "watch": {"level": r.watch[0], "relative": r.watch[1]} if r.watch is not None else None,
+        "delta_off": r.delta_off,
     }

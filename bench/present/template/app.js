@@ -84,7 +84,7 @@
 
   const isoDay = (day) => new Date(day * DAY * 1000).toISOString().slice(0, 10);
 
-  // Same shape as bench.trends.format_value: 288.7k, 1.2M, 950.
+  // Same shape as bench.present.format.format_value: 288.7k, 1.2M, 950.
   function short(v) {
     if (v == null || !isFinite(v)) return "—";
     const a = Math.abs(v);
