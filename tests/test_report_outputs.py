@@ -25,16 +25,34 @@ def test_readme_replaces_only_between_markers(tmp_path):
 
 
 @pytest.mark.parametrize("text, found", [
-    ("# no markers\n", "neither"),
-    (f"{START}\nonly a start\n", START),
-    (f"{END}\n{START}\n", f"{START}, {END}"),
-    (f"{START}\n{END}\n{START}\n{END}\n", f"{START}, {END}"),
+    ("# no markers\n", f"found {START} 0 times and {END} 0 times"),
+    (f"{START}\nonly a start\n", f"found {START} 1 time (line 1) and {END} 0 times"),
+    (f"{END}\n{START}\n", f"found {START} 1 time (line 2) and {END} 1 time (line 1)"),
+    (f"{START}\n{END}\n{START}\n{END}\n", f"found {START} 2 times (lines 1, 3) and {END} 2 times (lines 2, 4)"),
+    (f"x {START}\n{END}\n", f"found {START} 0 times and {END} 1 time (line 2)"),
 ])
 def test_readme_without_markers_is_a_clear_error(text, found):
     with pytest.raises(ReadmeError) as e:
         replace_section(text, TABLE, "README.md")
-    assert str(e.value).startswith(f"README.md: expected the markers {START} and {END}")
-    assert str(e.value).endswith(f"found {found}")
+    assert str(e.value).startswith(f"README.md: expected the marker lines {START} and {END}")
+    assert str(e.value).endswith(found)
+
+
+def test_a_marker_quoted_in_prose_is_text_not_a_marker():
+    text = f"see `{START}` and `{END}`\n{START}\nold\n{END}\nand `{END}` again\n"
+    new = replace_section(text, TABLE)
+    assert new == f"see `{START}` and `{END}`\n{START}\n{TABLE}{END}\nand `{END}` again\n"
+    assert replace_section(new, TABLE) == new
+
+
+def test_the_projects_own_readme_takes_the_table_twice_to_the_same_file(tmp_path):
+    from pathlib import Path
+    path = tmp_path / "README.md"
+    path.write_bytes((Path(__file__).parents[1] / "README.md").read_bytes())
+    update_readme(path, TABLE)
+    once = path.read_bytes()
+    assert update_readme(path, TABLE) is False and path.read_bytes() == once
+    assert f"{START}\n{TABLE}{END}\n".encode() in once
 
 
 def series_folder(tmp_path):
@@ -51,9 +69,10 @@ def test_plots_one_png_per_series_and_an_overview(tmp_path):
     assert [r.status for r in rows] == ["Regressed", "Steady"]
     paths = write_plots(series, rows, tmp_path / "plots")
     names = sorted(p.name for p in paths)
-    assert names == ["my_backend_x--local-cpu--cnn--train.png", "my_backend_x--local-cpu--mlp--train.png",
-                     "overview.png"]
-    assert plot_name(("a b", "c/d", "e", "f")) == "a_b--c_d--e--f.png"
+    assert names == ["my_backend_x-b8f800--local-cpu--cnn--train.png",
+                     "my_backend_x-b8f800--local-cpu--mlp--train.png", "overview.png"]
+    assert plot_name(("a b", "c/d", "e", "f")) == "a_b-7dbde9--c_d-6d2cc6--e--f.png"
+    assert plot_name(("a$b", "d", "m", "x")) != plot_name(("a_b", "d", "m", "x"))  # no shared PNG
     for p in paths:
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
 

@@ -10,19 +10,16 @@ markup or mention anyone.
 
 from __future__ import annotations
 
-import re
-
 from bench.present import format as fmt
 from bench.present.format import DASH
 from bench.compare.outcome import Outcome
 from bench.compare.verdicts import Row
+from bench.present.escape import markdown as escape  # the one markdown escaper (issue 15)
 
 MARKER = "<!-- keras-nightly-bench:compare -->"
 LABELS = {"slower": "🔴 slower", "failed": "❌ failed", "missing": "⚪ missing",
           "faster": "🟢 faster", "new": "🆕 new", "unchanged": "unchanged"}
 MAX_MESSAGE = 200  # characters of an error message in a table cell
-
-_SPECIAL = re.compile(r"([\\`*_\[\]()#!|~])")
 
 
 def render_markdown(outcome: Outcome) -> str:
@@ -36,18 +33,6 @@ def render_markdown(outcome: Outcome) -> str:
                   for d in outcome.differences]
         lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
-
-
-def escape(text: object) -> str:
-    """Record text as inert inline markdown, safe inside a table cell.
-
-    Whitespace runs (newlines included) become one space, since a newline
-    ends a table row; & < > become HTML entities; markdown punctuation gets a
-    backslash; '@' gets a zero-width space after it so it mentions nobody.
-    """
-    s = " ".join(str(text).split())
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return _SPECIAL.sub(r"\\\1", s).replace("@", "@\u200b")
 
 
 def format_value(v: float | None, unit: str = "samples/s") -> str:

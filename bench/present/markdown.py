@@ -2,31 +2,77 @@
 
 from __future__ import annotations
 
+import math
+
+from bench.present.escape import markdown as escape
 from bench.present.format import DASH, format_delta, format_value
-from bench.present.table import Row
+from bench.present.table import Row, summary
 
 HEADER = ("BACKEND↑", "DEVICE", "MODEL", "MODE", "LATEST", "Δ PREV", "TREND", "RUNS", "STATUS", "NOTE")
 NOTE_CHARS = 80  # a failure message is cut here: the table must stay readable
 
 
-def render_markdown(rows: list[Row]) -> str:
-    lines = [_line(HEADER), _line(("---",) * len(HEADER))]
-    lines += [_line(cells(r)) for r in rows]
+# Marks that read in plain text too (a screen reader, a terminal, a diff),
+# not only as colour: what needs a look stands out in any rendering.
+STATUS_MARKS = {"Failed": "✖", "Regressed": "▼", "Watch": "⚠", "Faster": "▲", "Stale": "…"}
+DELTA_MARKS = {"worse": "▼", "better": "▲"}
+
+
+def header(by: str = "status") -> tuple[str, ...]:
+    """HEADER with the arrow on the column the rows are sorted by."""
+    first = "STATUS" if by == "status" else "BACKEND"
+    return tuple(h.rstrip("↑") + ("↑" if h.rstrip("↑") == first else "") for h in HEADER)
+
+
+def render_markdown(rows: list[Row], by: str = "status") -> str:
+    """A summary line ('1 Regressed, 22 Steady'), then the table; rows as given
+    (sort them with table.sort_rows first)."""
+    head = header(by)
+    lines = [f"**{summary(rows)}**", "", _line(head), _line(("---",) * len(head))]
+    # Record text (labels, failure messages) is escaped cell by cell; the link is ours.
+    lines += [_line(tuple(escape(c) for c in cells(r)[:-1]) + (_with_link(r),)) for r in rows]
     return "\n".join(lines) + "\n"
+
+
+def _with_link(r: Row) -> str:
+    text = escape(note(r))
+    if r.window is not None:
+        text += f" [Keras commits]({r.window.commits_url})"
+    return text
+
+
+def status_text(r: Row) -> str:
+    mark = STATUS_MARKS.get(r.status)
+    return f"{mark} {r.status}" if mark else r.status
+
+
+def delta_text(r: Row) -> str:
+    mark = DELTA_MARKS.get(r.delta_off or "")
+    return f"{format_delta(r.delta_prev)} {mark}" if mark else format_delta(r.delta_prev)
 
 
 def cells(r: Row) -> tuple[str, ...]:
     """The table's text for one row (shared with the HTML page)."""
     return (r.backend, r.device, r.model, r.mode,
             format_value(r.latest) if r.latest is not None else DASH,
-            format_delta(r.delta_prev), r.trend or DASH, str(r.runs), r.status, note(r))
+            delta_text(r), r.trend or DASH, str(r.runs), status_text(r), note(r))
 
 
 def note(r: Row) -> str:
     """Why the status says what it says, when that is not obvious."""
     if r.status in ("Regressed", "Faster") and r.change is not None:
         c = r.change
-        return f"{format_delta(c.relative)}: {format_value(c.before)} → {format_value(c.after)} {r.unit}"
+        text = f"{format_delta(c.relative)}: {format_value(c.before)} → {format_value(c.after)} {r.unit}"
+        return text + (_window_note(r.window) if r.window is not None else "")
+    if r.status == "Watch" and r.watch is not None:
+        level, rel = r.watch
+        return (f"newest 2 nights {format_delta(rel)} from {format_value(level)} {r.unit}: "
+                "a change if the next night agrees")
+    if r.status == "Steady" and r.delta_off and r.level is not None and r.delta_prev is not None:
+        prev = r.latest / (1 + r.delta_prev) if r.latest is not None else None
+        if prev is not None and abs(math.log(r.latest / r.level)) < abs(math.log(prev / r.level)):
+            return f"back at {format_value(r.level)} {r.unit} after an off night"
+        return f"one night off {format_value(r.level)} {r.unit}: not a change"
     if r.status in ("Failed", "Skipped") and r.last_failure is not None:
         f = r.last_failure
         text = f"{f.kind}: {' '.join(f.message.split())}"
@@ -34,10 +80,15 @@ def note(r: Row) -> str:
     return ""
 
 
+def _window_note(w) -> str:
+    """' since 2026-11-05 (3.16.0.dev2026110402 → 3.16.0.dev2026110502); also jax 0.4.30 → 0.4.31'."""
+    text = (f" since {w.after.day.isoformat()} ({w.before.keras_version or '?'} → "
+            f"{w.after.keras_version or '?'})")
+    if w.env_changes:
+        text += "; also " + ", ".join(c.text() for c in w.env_changes)
+    return text
+
+
 def _line(cells) -> str:
-    return "| " + " | ".join(_escape(c) for c in cells) + " |"
-
-
-def _escape(text: str) -> str:
-    # A '|' would split the cell; a newline would end the table.
-    return " ".join(text.replace("|", "\\|").split()) if text else ""
+    """Cells already escaped (bench.present.escape.markdown) or our own text."""
+    return "| " + " | ".join(cells) + " |"

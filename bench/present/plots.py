@@ -7,6 +7,7 @@ global state), so it runs on a headless runner and in tests.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from datetime import datetime
 from pathlib import Path
@@ -23,12 +24,28 @@ from bench.present.table import Row
 
 COLORS = {"Regressed": "#b00020", "Failed": "#b00020", "Faster": "#1b7f1b",
           "Watch": "#a05a00", "Stale": "#a05a00"}
+# Every label carries record text (labels, units): drawn as plain text, never
+# parsed as mathtext or TeX, so a '$' or a backslash in a model name is just
+# a character (mathtext raised ValueError on an unbalanced '$').
+PLAIN = {"parse_math": False, "usetex": False}
 OVERVIEW_NIGHTS = 90  # the overview shows the recent past; the per-series plot all of it
 
 
 def plot_name(key: SeriesKey) -> str:
-    """<backend>--<device>--<model>--<mode>.png, each part made file-name safe."""
-    return "--".join(safe(part) for part in key) + ".png"
+    """<backend>--<device>--<model>--<mode>.png, each part made file-name safe.
+
+    A part that safe() had to change gets 6 hex digits of its SHA-1, so two
+    labels that differ only in unsafe characters ('a$b', 'a_b') never share
+    (and overwrite) one PNG.
+    """
+    return "--".join(_name_part(part) for part in key) + ".png"
+
+
+def _name_part(label: str) -> str:
+    plain = safe(label)
+    if plain == label:
+        return plain
+    return f"{plain}-{hashlib.sha1(label.encode('utf-8', 'surrogatepass')).hexdigest()[:6]}"
 
 
 def write_plots(series: Mapping[SeriesKey, Series], rows: list[Row], out_dir: str | Path) -> list[Path]:
@@ -68,8 +85,8 @@ def _series_figure(s: Series, row: Row) -> Figure:
         ax.plot(fails, [0.02] * len(fails), linestyle="none", marker="x", color="#b00020",
                 markersize=7, transform=ax.get_xaxis_transform(), label="failed")
         ax.legend(loc="upper left", fontsize=8)
-    ax.set_title(_title(row), fontsize=10)
-    ax.set_ylabel(f"{s.unit} ({s.better} is better)", fontsize=8)
+    ax.set_title(_title(row), fontsize=10, **PLAIN)
+    ax.set_ylabel(f"{s.unit} ({s.better} is better)", fontsize=8, **PLAIN)
     ax.yaxis.set_major_formatter(lambda v, _pos: format_value(v) if math.isfinite(v) and v > 0 else "")
     ax.tick_params(labelsize=7)
     ax.grid(alpha=0.3)
@@ -102,7 +119,7 @@ def _overview_figure(series: Mapping[SeriesKey, Series], rows: list[Row]) -> Fig
         pts = series[row.key].points[-OVERVIEW_NIGHTS:]
         ax.plot([p.started_at for p in pts], [p.value for p in pts],
                 color=COLORS.get(row.status, "#1f4e9c"), linewidth=0.8)
-        ax.set_title(f"{row.backend}/{row.device}\n{row.model} {row.mode}: {row.status}", fontsize=7)
+        ax.set_title(f"{row.backend}/{row.device}\n{row.model} {row.mode}: {row.status}", fontsize=7, **PLAIN)
         ax.set_xticks([])
         ax.tick_params(labelsize=6)
         ax.yaxis.set_major_formatter(lambda v, _pos: format_value(v) if math.isfinite(v) and v > 0 else "")

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from bench.errors import BenchError
 from bench.records import atomic
 
 START = "<!-- bench:table:start -->"
 END = "<!-- bench:table:end -->"
 
 
-class ReadmeError(ValueError):
-    """The README lacks the markers (or has them in the wrong order)."""
+class ReadmeError(BenchError, ValueError):
+    """The README lacks the marker lines, has one twice, or has them in the wrong order."""
 
 
 def update_readme(path: str | Path, markdown_table: str) -> bool:
@@ -32,12 +33,31 @@ def update_readme(path: str | Path, markdown_table: str) -> bool:
 
 
 def replace_section(text: str, markdown_table: str, source: str = "README") -> str:
-    start, end = text.find(START), text.find(END)
-    if start < 0 or end < 0 or end < start or text.count(START) != 1 or text.count(END) != 1:
-        found = [m for m in (START, END) if m in text]
+    """`text` with the lines between the marker lines replaced by the table.
+
+    A marker counts only as a whole line of its own (surrounding blanks
+    aside): the same words quoted in prose or inside a table cell are text,
+    not markers. The table's lines take the file's line ending.
+    """
+    lines = text.splitlines(keepends=True)
+    starts, ends = _marker_lines(lines, START), _marker_lines(lines, END)
+    if len(starts) != 1 or len(ends) != 1 or ends[0] < starts[0]:
         raise ReadmeError(
-            f"{source}: expected the markers {START} and {END}, once each and in that order, "
-            f"around the table; found {', '.join(found) or 'neither'}"
-        )
-    body = markdown_table.strip("\n")
-    return f"{text[:start + len(START)]}\n{body}\n{text[end:]}"
+            f"{source}: expected the marker lines {START} and {END}, once each and in that order, "
+            f"around the table; found {_found(START, starts)} and {_found(END, ends)}")
+    first, last = starts[0], ends[0]
+    newline = "\r\n" if lines[first].endswith("\r\n") else "\n"
+    body = [line + newline for line in markdown_table.strip("\n").split("\n")]
+    return "".join(lines[:first + 1] + body + lines[last:])
+
+
+def _marker_lines(lines: list[str], marker: str) -> list[int]:
+    """0-based indices of the lines that are exactly `marker`."""
+    return [i for i, line in enumerate(lines) if line.strip() == marker]
+
+
+def _found(marker: str, at: list[int]) -> str:
+    if not at:
+        return f"{marker} 0 times"
+    where = ", ".join(str(i + 1) for i in at)
+    return f"{marker} {len(at)} time{'s' * (len(at) > 1)} (line{'s' * (len(at) > 1)} {where})"
