@@ -62,8 +62,8 @@ def test_bad_files_are_skipped_named_and_left_alone(tmp_path, capsys):
     assert cli.main(["report", "--data", str(data)]) == 0
     out, err = capsys.readouterr()
 
-    assert out.splitlines()[2].startswith("| jax | local-cpu | cnn | train | 100 | -2.0% |")
-    assert out.splitlines()[2].endswith("| 6 | Steady |  |")
+    assert out.splitlines()[4].startswith("| jax | local-cpu | cnn | train | 100 | -2.0% |")
+    assert out.splitlines()[4].endswith("| 6 | Steady |  |")
     lines = err.splitlines()
     for name, reason in reasons.items():
         mine = [line for line in lines if name in line]

@@ -21,14 +21,18 @@ TORCH = [9000.0] * 12 + [9100.0, 8800.0]
 MLX = [9040.0, 9100.0, 9140.0, 9100.0, 9040.0, 9100.0, 9140.0]
 LAST = 14  # nights 0..14; the newest run in the folder is night 14
 
+# Sorted by status (what needs a look first), then name; noise within the
+# series' band draws flat (the mlx and torch jitter), the jax dips do not.
 EXPECTED = """\
-| BACKEND↑ | DEVICE | MODEL | MODE | LATEST | Δ PREV | TREND | RUNS | STATUS | NOTE |
+**1 Failed, 1 Stale, 1 New, 1 Steady, 1 Skipped**
+
+| BACKEND | DEVICE | MODEL | MODE | LATEST | Δ PREV | TREND | RUNS | STATUS↑ | NOTE |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
-| jax | rtx-5070-ti | cnn | predict | 288.7k | -9.4% | ▇▇██▇▇▇▄▄▇▃▁▇▇▅ | 15 | Steady |  |
-| mlx | apple-m4 | cnn | train | 9.1k | +0.4% | ▁▅█▅▁▅█ | 7 | Stale |  |
+| torch | rtx-5070-ti | cnn | train | 8.8k | -3.3% | ▅▅▅▅▅▅▅▅▅▅▅▅▅▅ | 14 | ✖ Failed | oom: CUDA out of memory \\| while allocating 2.0 GiB |
+| mlx | apple-m4 | cnn | train | 9.1k | +0.4% | ▅▅▅▅▅▅▅ | 7 | … Stale |  |
+| openvino | ryzen-5800x3d | mlp | predict | 268.2k | — | ▅ | 1 | New |  |
+| jax | rtx-5070-ti | cnn | predict | 288.7k | -9.4% ▼ | ███████▅▅█▄▁██▆ | 15 | Steady | one night off 318.2k samples/s: not a change |
 | mlx | apple-m4 | mlp | train | — | — | — | 0 | Skipped | unsupported: no float64 on this device |
-| openvino | ryzen-5800x3d | mlp | predict | 268.2k | — | █ | 1 | New |  |
-| torch | rtx-5070-ti | cnn | train | 8.8k | -3.3% | ▆▆▆▆▆▆▆▆▆▆▆▆█▁ | 14 | Failed | oom: CUDA out of memory \\| while allocating 2.0 GiB |
 """
 
 
@@ -89,14 +93,15 @@ def test_rerun_attempt_two_wins(data):
 def test_json_has_the_design_keys(data, capsys):
     assert cli.main(["report", "--data", str(data), "--format", "json"]) == 0
     rows = json.loads(capsys.readouterr().out)
-    assert [r["status"] for r in rows] == ["Steady", "Stale", "Skipped", "New", "Failed"]
+    assert [r["status"] for r in rows] == ["Failed", "Stale", "New", "Steady", "Skipped"]
     design = ["backend", "device", "model", "mode", "latest", "delta_prev", "trend", "runs", "status"]
     assert all(set(design) <= set(r) for r in rows)
-    assert {k: rows[3][k] for k in design} == {
+    assert {k: rows[2][k] for k in design} == {
         "backend": "openvino", "device": "ryzen-5800x3d", "model": "mlp", "mode": "predict",
-        "latest": 268200.0, "delta_prev": None, "trend": "█", "runs": 1, "status": "New"}
-    assert rows[4]["last_failure"]["kind"] == "oom"
-    assert rows[0]["delta_prev"] == pytest.approx(-0.094, abs=1e-4)
+        "latest": 268200.0, "delta_prev": None, "trend": "▅", "runs": 1, "status": "New"}
+    assert rows[0]["last_failure"]["kind"] == "oom"
+    assert rows[3]["delta_prev"] == pytest.approx(-0.094, abs=1e-4)
+    assert rows[3]["delta_off"] == "worse" and rows[1]["delta_off"] is None
 
 
 def test_rows_to_json_puts_the_design_keys_first():
@@ -112,7 +117,11 @@ def test_regressed_row_notes_the_change(tmp_path):
     recs = [make_record([ok("mlp", "train", v)], started_at=night(i), run_id=str(i)) for i, v in enumerate(values)]
     row = rows_of(write_data(recs, tmp_path))[0]
     assert row.status == "Regressed" and row.change.index == 20
-    assert render_markdown([row]).splitlines()[2].endswith("| 23 | Regressed | -10.0%: 1.0k → 900 samples/s |")
+    assert render_markdown([row]).splitlines()[4].endswith(
+        "| 23 | ▼ Regressed | -10.0%: 1.0k → 900 samples/s; Keras 3.16.0.dev2026110102 \\(2026-11-20\\) "
+        "→ 3.16.0.dev2026110102 \\(2026-11-21\\) [Keras commits]"
+        "(https://github.com/keras-team/keras/commits/master"
+        "?since=2026-11-01T02:00:00Z&until=2026-11-01T02:00:00Z) |")
 
 
 def test_html_is_standalone_and_escaped(data):
@@ -130,4 +139,5 @@ def test_html_and_out_file(data, tmp_path, capsys):
     out = tmp_path / "site" / "table.html"
     assert cli.main(["report", "--data", str(data), "--format", "html", "--out", str(out)]) == 0
     assert capsys.readouterr().out == ""
-    assert '<td class="Stale">Stale</td>' in out.read_text()
+    assert '<td class="Stale">… Stale</td>' in out.read_text()
+    assert '<p class="summary"><strong>1 Failed, 1 Stale, 1 New, 1 Steady, 1 Skipped</strong></p>' in out.read_text()

@@ -1,8 +1,10 @@
 """Series and points (DESIGN.md 'Points').
 
-A series is (backend, device, model, mode). It has one point per UTC day: the
-ok result of the newest nightly run that day (newest started_at, then highest
-attempt), so a workflow_dispatch rerun replaces that night's point. Failures
+A series is (backend, device, model, mode). It has one point per UTC night: the
+ok result of the newest nightly run for that night (newest started_at, then
+highest attempt), so a workflow_dispatch rerun replaces that night's point. The
+night is the record's run.night when it has one (a rerun after midnight for
+last night), else the UTC date of started_at (RunRecord.night). Failures
 are kept per series, not as points. Runs of another Keras (environment
 .keras_source other than 'nightly') never make points.
 """
@@ -29,6 +31,11 @@ class Point:
     url: str | None
     samples: tuple[float, ...] = ()
     unit: str = "samples/s"
+    keras_commit: str | None = None
+    # What else ran that night, as sorted (name, value) pairs: backend
+    # packages, driver, runner (env_fingerprint). The change window compares
+    # them so that a backend release is not blamed on Keras.
+    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class Series:
     key: SeriesKey
     unit: str
     better: str                      # 'bigger' or 'smaller'
-    points: tuple[Point, ...]        # one per UTC day, oldest first
+    points: tuple[Point, ...]        # one per UTC night (RunRecord.night), oldest first
     failures: tuple[Failure, ...]    # oldest first
     skipped: tuple[Failure, ...]     # 'skipped' results (e.g. unsupported), oldest first
     last_seen: datetime              # newest run of any status in this series
@@ -82,6 +89,30 @@ class Series:
         return (f.started_at, f.attempt) > (p.started_at, p.attempt)
 
 
+# Keras itself is the suspect, not "another change": its packages are left out.
+_KERAS_PACKAGES = {"keras", "keras-nightly", "keras_nightly"}
+
+
+def env_fingerprint(environment) -> tuple[tuple[str, str], ...]:
+    """The parts of a record's environment that can move a timing besides
+    Keras: each backend package version, the driver and the runner. Missing
+    or odd-typed fields are left out (old records lack some)."""
+    out = {}
+    versions = environment.get("backend_versions")
+    if isinstance(versions, dict):
+        for pkg, v in versions.items():
+            if pkg not in _KERAS_PACKAGES and _text(v):
+                out[str(pkg)] = _text(v)
+    for field in ("driver", "runner"):
+        if _text(environment.get(field)):
+            out[field] = _text(environment.get(field))
+    return tuple(sorted(out.items()))
+
+
+def _text(v) -> str | None:
+    return v if isinstance(v, str) and v else None
+
+
 def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """Group nightly records into series, sorted by key."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
@@ -97,8 +128,10 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
             key = (rec.backend, rec.device, r.model, r.mode)
             seen[key] = max(seen.get(key, t), t)
             if r.status == "ok":
-                p = Point(t.date(), float(r.value), t, attempt, rec.run_id,
-                          rec.keras_version, rec.url, tuple(r.samples), r.unit)
+                p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
+                          rec.keras_version, rec.url, tuple(r.samples), r.unit,
+                          keras_commit=_text(rec.environment.get("keras_commit")),
+                          env=env_fingerprint(rec.environment))
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
                 if old is None or (p.started_at, p.attempt) > (old.started_at, old.attempt):

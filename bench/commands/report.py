@@ -2,6 +2,12 @@
 
   python -m bench report --data DIR [--format markdown|html|json] [--out FILE]
                          [--readme FILE] [--plots DIR]
+                         [--status Regressed,Watch] [--sort status|name] [--fail-on regressed]
+
+Rows sort by status (what needs a look first), then by name; `--sort name`
+keeps the old order. `--status` keeps only rows with those statuses in the
+printed table (the README always gets every row). `--fail-on regressed`
+exits 1 when any series is Regressed, naming them on stderr.
 
 Pipeline: load (benchmarks.yaml thresholds, every run record under DIR/runs;
 bad files are skipped and named on stderr) -> compute (series, status per
@@ -20,7 +26,8 @@ from bench.records import atomic
 
 from bench import config
 from bench.records.history import load_history, paused_gc
-from bench.present.readme import ReadmeError
+from bench.analyse.trends import STATUSES
+from bench.errors import UsageError
 
 FORMATS = ("markdown", "html", "json")
 
@@ -33,24 +40,55 @@ def add_arguments(parser):
     parser.add_argument("--readme", metavar="FILE",
                         help="also replace the markdown table between the marker comments in FILE")
     parser.add_argument("--plots", metavar="DIR", help="also write one PNG per series and overview.png here")
+    parser.add_argument("--status", action="append", metavar="S[,S]",
+                        help="print only rows with these statuses, e.g. Regressed,Watch")
+    parser.add_argument("--sort", choices=("status", "name"), default="status",
+                        help="row order: by status then name (default), or by name alone")
+    parser.add_argument("--fail-on", choices=("regressed",), dest="fail_on",
+                        help="exit 1 when any series is Regressed")
 
 
 def main(args) -> int:
     inside = _outputs_inside_data(args)
     if inside:
-        print(f"bench report: error: {inside} is inside --data {args.data}; "
-              "expected a path outside it (the data folder is never written)", file=sys.stderr)
+        raise UsageError(f"{inside} is inside --data {args.data}; "
+                         "expected a path outside it (the data folder is never written)")
+    wanted, bad = _statuses(args.status)
+    if bad:
+        print(f"bench report: error: --status {bad!r}; expected names from "
+              f"{', '.join(STATUSES)}, comma-separated", file=sys.stderr)
         return 2
     cfg = config.load(args.config)
     history = load_history(args.data, warn=sys.stderr)  # today's stderr, not import time's
     with paused_gc():
         series, rows = compute(history.records, cfg.trends)
+    from bench.present.table import sort_rows
+    rows = sort_rows(rows, args.sort)
     _summary(args.data, len(history.records), len(history.problems))
-    try:
-        write(args, series, rows)
-    except ReadmeError as e:
-        print(f"bench report: error: {e}", file=sys.stderr)
-        return 2
+    write(args, series, rows)
+    return _fail_on(args.fail_on, rows)
+
+
+def _statuses(values) -> tuple[set[str] | None, str | None]:
+    """--status 'Regressed,Watch' -> ({...}, None), or (None, the bad name)."""
+    from bench.cli import split_names
+
+    if not values:
+        return None, None
+    names = split_names(values)
+    for name in names:
+        if name not in STATUSES:
+            return None, name
+    return set(names), None
+
+
+def _fail_on(what: str | None, rows) -> int:
+    if what != "regressed":
+        return 0
+    bad = ["/".join(r.key) for r in rows if r.status == "Regressed"]
+    if bad:
+        print(f"bench report: {len(bad)} Regressed: {', '.join(bad)}", file=sys.stderr)
+        return 1
     return 0
 
 
@@ -71,19 +109,21 @@ def compute(records, trends):
     return series, build_rows(series, trends)
 
 
-def render(rows, fmt: str) -> str:
+def render(rows, fmt: str, by: str = "status") -> str:
     if fmt == "json":
         from bench.present.table import rows_to_json
         return json.dumps(rows_to_json(rows), sort_keys=True, indent=2, ensure_ascii=False) + "\n"
     if fmt == "html":
         from bench.present.html import render_html
-        return render_html(rows)
+        return render_html(rows, by=by)
     from bench.present.markdown import render_markdown
-    return render_markdown(rows)
+    return render_markdown(rows, by)
 
 
 def write(args, series, rows) -> None:
-    text = render(rows, args.format)
+    wanted, _ = _statuses(getattr(args, "status", None))
+    shown = [r for r in rows if wanted is None or r.status in wanted]
+    text = render(shown, args.format, getattr(args, "sort", "status"))
     if args.out:
         _write_file(Path(args.out), text)
     else:
@@ -91,7 +131,7 @@ def write(args, series, rows) -> None:
     if args.readme:
         from bench.present.markdown import render_markdown
         from bench.present.readme import update_readme
-        update_readme(args.readme, render_markdown(rows))
+        update_readme(args.readme, render_markdown(rows, getattr(args, "sort", "status")))
     if args.plots:
         from bench.present.plots import write_plots
         paths = write_plots(series, rows, args.plots)

@@ -43,20 +43,22 @@ def format_delta(d: float | None) -> str:
     return f"{pct:+.1f}%" if pct != 0 else "+0.0%"
 
 
-def sparkline(values: Sequence[float], n: int = 15, level: float | None = None,
+def sparkline(values: Sequence[float], n: int = 15, levels: Sequence[float] = (),
               band: float = 0.0) -> str:
     """The last `n` values as ▁▂▃▄▅▆▇█, scaled between their min and max.
     A flat run (or a single point) is drawn at the top: '█'.
 
-    With the series' `level` and noise `band` (half-width in log value, see
+    With the series' `levels` (its level, or the levels before and after a
+    change) and noise `band` (half-width in log value, see
     bench.analyse.trends.band), noise does not look like a swing: a value
-    within the band of the level is drawn at the level, and the scale spans
-    at least 4 bands (so a 1-bar step is about half a band, never less)."""
+    within the band of a level is drawn at that level, and the scale spans
+    at least 4 bands (so one bar is at least half a band)."""
     tail = list(values)[-n:] if n > 0 else []
     if not tail:
         return ""
-    if level is not None and level > 0 and band > 0:
-        return _banded(tail, math.log(level), band)
+    logs = [math.log(v) for v in levels if v is not None and v > 0]
+    if logs and band > 0:
+        return _banded(tail, logs, band)
     lo, hi = min(tail), max(tail)
     if hi == lo:
         return BARS[-1] * len(tail)
@@ -64,8 +66,11 @@ def sparkline(values: Sequence[float], n: int = 15, level: float | None = None,
     return "".join(BARS[int((v - lo) / (hi - lo) * top + 0.5)] for v in tail)
 
 
-def _banded(tail: Sequence[float], level: float, band: float) -> str:
-    x = [level if abs(math.log(v) - level) <= band else math.log(v) for v in tail]
+def _banded(tail: Sequence[float], levels: Sequence[float], band: float) -> str:
+    def snap(v: float) -> float:
+        near = min(levels, key=lambda lv: abs(v - lv))
+        return near if abs(v - near) <= band else v
+    x = [snap(math.log(v)) for v in tail]
     lo, hi = min(x), max(x)
     pad = max(0.0, 4 * band - (hi - lo)) / 2  # widen to >= 4 bands, centred
     lo, hi = lo - pad, hi + pad

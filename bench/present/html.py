@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
-from bench.present.markdown import HEADER, cells
-from bench.present.table import Row
+from bench.present.markdown import HEADER, cells, header
+from bench.present.table import Row, sort_rows, summary
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -21,17 +21,19 @@ td.trend { font-family: monospace; letter-spacing: -1px; }
 .Faster { color: #1b7f1b; font-weight: bold; }
 .Watch, .Stale { color: #a05a00; }
 .New, .Skipped { color: #666; }
+.worse { color: #b00020; } .better { color: #1b7f1b; }
 """
 _NUMERIC = {"LATEST", "Δ PREV", "RUNS"}
 
 
-def render_html(rows: list[Row], title: str = "Keras Nightly Bench") -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in HEADER)
+def render_html(rows: list[Row], title: str = "Keras Nightly Bench", by: str = "status") -> str:
+    rows = sort_rows(rows, by)
+    head = "".join(f"<th>{escape(h)}</th>" for h in header(by))
     body = "\n".join(_row(r) for r in rows)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
         f"<title>{escape(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n"
-        f"<h1>{escape(title)}</h1>\n<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n"
+        f"<h1>{escape(title)}</h1>\n<p class=\"summary\"><strong>{escape(summary(rows))}</strong></p>\n<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n{body}\n</tbody>\n"
         "</table>\n</body>\n</html>\n"
     )
 
@@ -42,6 +44,11 @@ def _row(r: Row) -> str:
         cls = "num" if name in _NUMERIC else "trend" if name == "TREND" else ""
         if name == "STATUS":
             cls = escape(r.status)
+        if name == "Δ PREV" and r.delta_off:  # colour only a move beyond the noise band
+            cls += f" {r.delta_off}"
         attr = f' class="{cls}"' if cls else ""
-        tds.append(f"<td{attr}>{escape(text)}</td>")
+        link = ""
+        if name == "NOTE" and r.window is not None:
+            link = f' <a href="{escape(r.window.commits_url)}">Keras commits</a>'
+        tds.append(f"<td{attr}>{escape(text)}{link}</td>")
     return "<tr>" + "".join(tds) + "</tr>"

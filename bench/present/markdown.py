@@ -6,7 +6,7 @@ import math
 
 from bench.present.escape import markdown as escape
 from bench.present.format import DASH, format_delta, format_value
-from bench.present.table import Row, summary
+from bench.present.table import Row, sort_rows, summary
 
 HEADER = ("BACKEND↑", "DEVICE", "MODEL", "MODE", "LATEST", "Δ PREV", "TREND", "RUNS", "STATUS", "NOTE")
 NOTE_CHARS = 80  # a failure message is cut here: the table must stay readable
@@ -25,8 +25,9 @@ def header(by: str = "status") -> tuple[str, ...]:
 
 
 def render_markdown(rows: list[Row], by: str = "status") -> str:
-    """A summary line ('1 Regressed, 22 Steady'), then the table; rows as given
-    (sort them with table.sort_rows first)."""
+    """A summary line ('1 Regressed, 22 Steady'), then the table, rows sorted
+    `by` 'status' (then name) or 'name' (table.sort_rows)."""
+    rows = sort_rows(rows, by)
     head = header(by)
     lines = [f"**{summary(rows)}**", "", _line(head), _line(("---",) * len(head))]
     # Record text (labels, failure messages) is escaped cell by cell; the link is ours.
@@ -81,9 +82,9 @@ def note(r: Row) -> str:
 
 
 def _window_note(w) -> str:
-    """' since 2026-11-05 (3.16.0.dev2026110402 → 3.16.0.dev2026110502); also jax 0.4.30 → 0.4.31'."""
-    text = (f" since {w.after.day.isoformat()} ({w.before.keras_version or '?'} → "
-            f"{w.after.keras_version or '?'})")
+    """'; Keras 3.16.0.dev2026110402 (2026-11-04) → 3.16.0.dev2026110502 (2026-11-05);
+    also jax 0.4.30 → 0.4.31': the last nightly before and the first after."""
+    text = f"; Keras {w.before.label()} → {w.after.label()}"
     if w.env_changes:
         text += "; also " + ", ".join(c.text() for c in w.env_changes)
     return text

@@ -76,7 +76,7 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
         rows.append(Row(
             backend=s.backend, device=s.device, model=s.model, mode=s.mode,
             latest=values[-1] if values else None, delta_prev=delta_prev(values),
-            trend=sparkline(values, trends.sparkline_points, a.level, band(a.noise, trends)),
+            trend=sparkline(values, trends.sparkline_points, _levels(a), band(a.noise, trends)),
             runs=len(values), status=a.status,
             unit=s.unit, better=s.better, change=a.change,
             last_failure=_last_problem(s, a.status), level=a.level,
@@ -106,6 +106,13 @@ def summary(rows: list[Row]) -> str:
     """'1 Regressed, 1 Watch, 22 Steady': the count per status in STATUS_ORDER."""
     counts = {s: sum(r.status == s for r in rows) for s in STATUS_ORDER}
     return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no series"
+
+
+def _levels(a) -> tuple[float, ...]:
+    """The levels noise is drawn flat at: before and after a change, else the level."""
+    if a.change is not None:
+        return (a.change.before, a.change.after)
+    return (a.level,) if a.level is not None else ()
 
 
 def _delta_off(values, better: str, half_band: float) -> str | None:
