@@ -11,10 +11,11 @@ import argparse
 import importlib
 import sys
 
-from bench.config import ConfigError
-from bench.records.record import RecordError
+from bench import __version__
+from bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, BenchError
 
-VERBS = ("run", "report", "site", "compare", "publish", "matrix", "export-gab", "import-gab", "serve")
+VERBS = ("run", "report", "site", "compare", "publish", "matrix", "export-gab", "import-gab", "serve",
+         "show", "check")
 
 
 def split_names(values) -> list[str]:
@@ -23,13 +24,44 @@ def split_names(values) -> list[str]:
     return [part for v in values or () for part in v.replace(",", " ").split()]
 
 
+def positive_int(text: str) -> int:
+    """argparse type: a whole number >= 1 ('3'), else one line naming the value."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}; expected a whole number >= 1")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """argparse type: a finite number > 0 ('2.5'), else one line naming the value."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r}; expected a number > 0")
+    return value
+
+
+CONFIG_HELP = ("benchmarks.yaml to use, before or after the verb (default: $BENCH_CONFIG, "
+               "else ./benchmarks.yaml, else the copy inside the package)")
+
+
+def _add_config(parser: argparse.ArgumentParser, default) -> None:
+    parser.add_argument("--config", default=default, metavar="FILE", help=CONFIG_HELP)
+
+
 def _module(verb: str):
     return importlib.import_module(f"bench.commands.{verb.replace('-', '_')}")
 
 
 def build_parser(verbs=VERBS) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--config", default=None, help="benchmarks.yaml to use (default: the repo's)")
+    parser = argparse.ArgumentParser(prog="bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    _add_config(parser, None)
     sub = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
     for verb in verbs:
         mod = _module(verb)
@@ -37,22 +69,46 @@ def build_parser(verbs=VERBS) -> argparse.ArgumentParser:
         p = sub.add_parser(verb, help=doc.splitlines()[0], description=doc,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         mod.add_arguments(p)
+        _add_config(p, argparse.SUPPRESS)  # after the verb it overrides one given before
     return parser
+
+
+def _verb(argv: list[str]) -> str | None:
+    """The first word that is neither a flag nor --config's value."""
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--config":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     # Only the chosen verb's module is imported: building every subparser
     # would import them all, so pick the verb first.
-    rest = argv[2:] if argv[:1] == ["--config"] else argv
-    verb = next((a for a in rest if not a.startswith("-")), None)
+    verb = _verb(argv)
+    if verb is None and "--version" in argv:
+        print(f"bench {__version__}")
+        return 0
     verbs = (verb,) if verb in VERBS else VERBS
-    args = build_parser(verbs).parse_args(argv)
+    try:
+        args = build_parser(verbs).parse_args(argv)
+    except SystemExit as e:  # --help, --version, a bad flag (argparse printed it): 0 or 2
+        return int(e.code or 0)
+    # The one place an error becomes an exit code (bench/errors.py, README "Exit codes").
     try:
         return int(_module(args.verb).main(args) or 0)
-    except (ConfigError, RecordError, FileNotFoundError) as e:
-        print(f"bench {args.verb}: error: {e}", file=sys.stderr)
-        return 2
+    except BenchError as e:
+        print(f"bench {args.verb}: {e.label}: {e}", file=sys.stderr)
+        return e.exit_code
+    except FileNotFoundError as e:  # ours carry their message; the OS's name the file
+        text = f"{e.filename}: no such file or folder; expected an existing path" if e.filename else e
+        print(f"bench {args.verb}: error: {text}", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except KeyboardInterrupt:
         print(f"bench {args.verb}: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED

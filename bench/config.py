@@ -1,7 +1,8 @@
 """benchmarks.yaml: load, validate, and expose as immutable objects.
 
 Format history:
-  version 1 (2026-12): harness, models, modes, backends, devices, trends, compare.
+  version 1 (2026-12): harness, models, modes, backends, devices, trends, compare;
+  an optional `latency` section (calls, warmup_calls) for mode "latency" (issue 13).
 
 Every error names the file, the key path (e.g. ``devices.apple-m4.backends``),
 the bad value and the expected form, so a typo in the YAML is a one-line fix.
@@ -9,22 +10,31 @@ the bad value and the expected form, so a typo in the YAML is a one-line fix.
 
 from __future__ import annotations
 
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
+from importlib import resources
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
 import yaml
 
+from bench.errors import BenchError
+
 CONFIG_VERSION = 1
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_PATH = REPO_ROOT / "benchmarks.yaml"
+FILE_NAME = "benchmarks.yaml"
+ENV_VAR = "BENCH_CONFIG"
+# The package's copy: bench/benchmarks.yaml is a link to the repository's
+# ./benchmarks.yaml (the file users edit), so one file serves a checkout and
+# an installed package (the wheel holds the link's content).
+DEFAULT_PATH = Path(str(resources.files("bench") / FILE_NAME))
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-class ConfigError(ValueError):
+class ConfigError(BenchError, ValueError):
     """benchmarks.yaml is malformed; the message names key, value and form."""
 
 
@@ -36,6 +46,12 @@ class Harness:
     min_repeat_seconds: float
     quick_min_repeat_seconds: float
     warmup_steps: int
+    # Protocol 2 (bench/measure/schedule.py): worker processes per backend.
+    workers: int = 5
+    quick_workers: int = 3
+    # A result whose clean workers lie further than this from the headline is
+    # flagged `unstable` (a fraction; pyperf warns at 10 % too).
+    unstable_spread: float = 0.10
 
 
 @dataclass(frozen=True)
@@ -61,6 +77,8 @@ class Device:
     local_only: bool
     install: Mapping[str, tuple[str, ...]]
     env: Mapping[str, str]
+    threads: int | None = None  # compute threads per worker (every backend's own setting)
+    cpus: tuple[int, ...] | None = None  # CPU ids the workers are pinned to (sched_setaffinity)
 
     def install_spec(self, backend: Backend) -> tuple[str, ...]:
         """What pip installs for `backend` on this device (its override wins)."""
@@ -88,6 +106,13 @@ class Compare:
 
 
 @dataclass(frozen=True)
+class Latency:
+    """Mode "latency" (bench/measure/latency.py): timed batch-1 calls per worker, after warm-up."""
+    calls: int = 200
+    warmup_calls: int = 20
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     harness: Harness
@@ -97,6 +122,7 @@ class Config:
     devices: Mapping[str, Device]
     trends: Trends = field(default_factory=Trends)
     compare: Compare = field(default_factory=Compare)
+    latency: Latency = field(default_factory=Latency)
 
     def backend(self, label: str) -> Backend:
         if label not in self.backends:
@@ -116,8 +142,8 @@ class Config:
 
 
 def load(path: str | Path | None = None) -> Config:
-    """Read and validate benchmarks.yaml (the repo's own when `path` is None)."""
-    path = Path(path) if path is not None else DEFAULT_PATH
+    """Read and validate benchmarks.yaml (`default_path()` when `path` is None)."""
+    path = Path(path) if path is not None else default_path()
     try:
         raw = yaml.safe_load(path.read_text())
     except OSError as e:
@@ -125,6 +151,16 @@ def load(path: str | Path | None = None) -> Config:
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from None
     return parse(raw, path)
+
+
+def default_path() -> Path:
+    """$BENCH_CONFIG when set, else ./benchmarks.yaml when the current folder
+    has one (a checkout, a fork), else the package's copy: every verb works
+    from any folder."""
+    if os.environ.get(ENV_VAR):
+        return Path(os.environ[ENV_VAR])
+    here = Path.cwd() / FILE_NAME
+    return here if here.is_file() else DEFAULT_PATH
 
 
 def parse(raw: Any, path: Path | str = "benchmarks.yaml") -> Config:
@@ -138,7 +174,7 @@ def parse(raw: Any, path: Path | str = "benchmarks.yaml") -> Config:
             f"{CONFIG_VERSION} (update bench, or fix the file)"
         )
     c.known_keys(top, "", {"version", "harness", "models", "modes", "backends",
-                            "devices", "trends", "compare"})
+                            "devices", "trends", "compare", "latency"})
     models = {
         name: Model(name, c.pos_int(c.mapping(m, f"models.{name}").get("batch_size"),
                                     f"models.{name}.batch_size"))
@@ -156,7 +192,15 @@ def parse(raw: Any, path: Path | str = "benchmarks.yaml") -> Config:
         devices=MappingProxyType(devices),
         trends=_section(c, Trends, top.get("trends", {}), "trends"),
         compare=_section(c, Compare, top.get("compare", {}), "compare"),
+        latency=_latency(c, top.get("latency", {})),
     )
+
+
+def _latency(c: "_Checker", raw: Any) -> Latency:
+    lat = _section(c, Latency, raw, "latency")
+    if lat.calls < Latency.calls:  # issue 13: p99 of fewer calls is one or two outliers
+        c.fail("latency.calls", lat.calls, f"at least {Latency.calls} timed calls")
+    return lat
 
 
 def _harness(c: "_Checker", raw: Any) -> Harness:
@@ -171,7 +215,7 @@ def _section(c: "_Checker", cls, raw: Any, key: str, required: bool = False):
     kwargs = {}
     for name, f in cls.__dataclass_fields__.items():
         if name not in m:
-            if required:
+            if required and f.default is MISSING:
                 raise ConfigError(f"{c.path}: key '{key}.{name}' is missing; expected a positive number")
             continue
         kwargs[name] = c.pos_int(m[name], f"{key}.{name}") if f.type == "int" else c.pos_num(m[name], f"{key}.{name}")
@@ -192,7 +236,7 @@ def _backend(c: "_Checker", label: str, raw: Any) -> Backend:
 def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]) -> Device:
     key = f"devices.{label}"
     m = c.mapping(raw, key)
-    c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env"})
+    c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env", "threads", "cpus"})
     names = c.labels(m.get("backends"), f"{key}.backends")
     for b in names:
         if b not in backends:
@@ -219,7 +263,16 @@ def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]
         local_only=local_only,
         install=MappingProxyType({b: c.strings(v, f"{key}.install.{b}") for b, v in install.items()}),
         env=MappingProxyType({str(k): str(v) for k, v in env.items()}),
+        threads=c.pos_int(m["threads"], f"{key}.threads") if "threads" in m else None,
+        cpus=_cpus(c, m["cpus"], f"{key}.cpus") if "cpus" in m else None,
     )
+
+
+def _cpus(c: "_Checker", v: Any, key: str) -> tuple[int, ...]:
+    """`cpus: [0, 1]`: CPU ids (whether they exist is checked on the machine, by bench run)."""
+    if not isinstance(v, list) or not v or not all(isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in v):
+        c.fail(key, v, "a non-empty list of CPU ids such as [0, 1]")
+    return tuple(sorted(set(v)))
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ echo "setup: installing keras-nightly, backends and tools into $VENV (about a mi
 "${pip[@]}" --upgrade pip
 "${pip[@]}" -r requirements/local.txt -r requirements/test.txt
 "${pip[@]}" --no-deps -r requirements/plugins.txt
+# The package itself (editable): the `bench` command, and `python -m bench` from any folder.
+"${pip[@]}" --no-deps -e .
 "$VENV/bin/python" - <<'PY' >&2
 import importlib.metadata as m
 for name in ("keras-nightly", "jax", "torch", "mlx", "openvino", "keras-mlx", "keras-openvino"):

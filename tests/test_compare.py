@@ -277,4 +277,4 @@ def test_cli_bad_input_is_named(folders, tmp_path, capsys):
     assert cli.main(["compare", "--base", str(data), str(head), "--head", str(head)]) == 2
     assert "is a data folder" in capsys.readouterr().err
     assert cli.main(["compare", "--base", str(data), "--head", str(head), "--nights", "0"]) == 2
-    assert "--nights is 0" in capsys.readouterr().err
+    assert "argument --nights: '0'; expected a whole number >= 1" in capsys.readouterr().err

@@ -198,7 +198,7 @@ def test_run_writes_a_valid_record_even_when_every_child_crashes(tmp_path, monke
     (["--models", "cnn,resnet"], "--models names 'resnet'; expected one of: cnn, mlp"),
     (["--device", "moon"], "unknown device 'moon'"),
     (["--backend", "paddle"], "--backend names 'paddle'"),
-    (["--timeout", "0"], "--timeout is 0.0; expected a positive number"),
+    (["--timeout", "0"], "argument --timeout: '0'; expected a number > 0"),
 ])
 def test_usage_errors_exit_2_with_a_message(argv, message, tmp_path, capsys):
     assert cli.main(["run", "--out", str(tmp_path), *argv]) == 2

@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 
 from bench import config
+from bench.cli import positive_int
+from bench.errors import UsageError
 from bench.compare.baseline import load_baseline
 from bench.compare.head import load_head
 from bench.compare.jsonout import render_json
@@ -37,7 +39,7 @@ def add_arguments(parser):
     parser.add_argument("--head", nargs="+", required=True, metavar="RECORD",
                         help="head run record files (or folders of them)")
     parser.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    parser.add_argument("--nights", type=int, default=None,
+    parser.add_argument("--nights", type=positive_int, default=None,
                         help="nights of history in the baseline (default: compare.nights in benchmarks.yaml)")
     parser.add_argument("--fail-on", choices=("slower",), default=None,
                         help="exit 1 when any benchmark is slower (for a required check)")
@@ -47,15 +49,10 @@ def add_arguments(parser):
 def main(args) -> int:
     settings = config.load(args.config).compare
     nights = args.nights if args.nights is not None else settings.nights
-    if nights < 1:
-        print(f"bench compare: error: --nights is {nights}; expected a positive number of nights",
-              file=sys.stderr)
-        return 2
     try:
         baseline = load_baseline(args.base, nights)
     except ValueError as e:  # a data folder mixed with records: a usage error
-        print(f"bench compare: error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     head = load_head(args.head)
 
     outcome = build_outcome(baseline, head, settings)

@@ -14,9 +14,9 @@ Exit 0 on success (also when nothing was new), 1 when refused, 2 on usage errors
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from bench.cli import positive_int
 from bench.records.record import RecordError, load
 from bench.records.store import DEFAULT_BRANCH, PublishError, PublishResult, Retry, publish, record_files
 
@@ -25,27 +25,20 @@ def add_arguments(parser):
     parser.add_argument("--repo", required=True, metavar="PATH_OR_URL",
                         help="the git repository holding the data branch (a local path or a URL)")
     parser.add_argument("--branch", default=DEFAULT_BRANCH, help=f"the data branch (default {DEFAULT_BRANCH})")
-    parser.add_argument("--attempts", type=_positive, default=Retry.attempts,
+    parser.add_argument("--attempts", type=positive_int, default=Retry.attempts,
                         help=f"pushes to try before giving up (default {Retry.attempts})")
     parser.add_argument("records", nargs="+", metavar="RECORD",
                         help="run record files; a folder means every *.json below it")
-
-
-def _positive(text: str) -> int:
-    if not text.isdigit() or int(text) < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}; expected a whole number >= 1")
-    return int(text)
 
 
 def main(args) -> int:
     files = record_files(args.records)                      # usage errors: exit 2 via cli
     try:
         records = [load(f) for f in files]                  # load: validate all first
-        result = publish(records, args.repo, args.branch,  # compute + write: one commit or none
-                         retry=Retry(attempts=args.attempts), log=sys.stderr)
-    except (RecordError, PublishError) as e:
-        print(f"bench publish: refused, nothing was published: {e}", file=sys.stderr)
-        return 1
+    except RecordError as e:  # one bad record refuses the call: exit 1, like a refused push
+        raise PublishError(str(e)) from None
+    result = publish(records, args.repo, args.branch,      # compute + write: one commit or none
+                     retry=Retry(attempts=args.attempts), log=sys.stderr)
     print(summary(result))
     return 0
 

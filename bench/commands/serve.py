@@ -11,6 +11,8 @@ import sys
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from bench.errors import UsageError
+
 
 def add_arguments(parser):
     parser.add_argument("site", metavar="SITE", help="a folder written by `bench site --out SITE`")
@@ -55,9 +57,8 @@ def main(args) -> int:
     except OSError as e:
         if isinstance(e, FileNotFoundError):
             raise
-        print(f"bench serve: error: cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
-              f"expected a free port (--port 0 picks one)", file=sys.stderr)
-        return 2
+        raise UsageError(f"cannot listen on {args.host}:{args.port}: {e.strerror or e}; "
+                         f"expected a free port (--port 0 picks one)") from None
     host, port = server.server_address[:2]
     print(f"bench serve: {args.site} at http://{host}:{port}/ (Ctrl-C stops)", file=sys.stderr)
     try:

@@ -33,17 +33,13 @@ def add_arguments(parser):
 def main(args) -> int:
     cfg = config.load(args.config)
     data, out = Path(args.data), Path(args.out)
-    try:
-        _refuse_overlap(data, out)
-        history = load_history(data)
-        series = build_series(history.records)
-        rows = build_rows(series, cfg.trends)
-        index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
-                           template=args.template,
-                           warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))
-    except SiteError as e:
-        print(f"bench site: error: {e}", file=sys.stderr)
-        return 2
+    _refuse_overlap(data, out)
+    history = load_history(data)
+    series = build_series(history.records)
+    rows = build_rows(series, cfg.trends)
+    index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
+                       template=args.template,
+                       warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))
     points = sum(len(s.points) for s in series.values())
     print(f"bench site: {len(series)} series, {points} points, {len(history.problems)} files skipped; "
           f"data/index.json {index.stat().st_size / 1e6:.2f} MB", file=sys.stderr)

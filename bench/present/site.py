@@ -38,6 +38,7 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from bench.errors import BenchError
 from bench.records.record import format_time
 from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
@@ -56,7 +57,7 @@ BEFORE_SPAN = BASELINE
 MESSAGE_CHARS = 2000
 
 
-class SiteError(ValueError):
+class SiteError(BenchError, ValueError):
     """The site cannot be written where asked (the message names the path)."""
 
 

@@ -15,12 +15,13 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from bench.records import atomic
+from bench.errors import BenchError
+from bench.records import atomic, extensions
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = frozenset({1})
@@ -33,7 +34,7 @@ NIGHTLY = "nightly"  # environment.keras_source of runs that make points
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
-class RecordError(ValueError):
+class RecordError(BenchError, ValueError):
     """A run record is invalid; the message names the source and the field."""
 
 
@@ -65,7 +66,20 @@ def parse_time(text: str, where: str = "time") -> datetime:
         raise RecordError(f"{where} is {text!r}; expected an RFC 3339 date-time such as 2026-12-01T02:00:00Z") from None
     if t.tzinfo is None:
         raise RecordError(f"{where} is {text!r}; expected a UTC offset (e.g. a trailing Z)")
-    return t.astimezone(timezone.utc)
+    try:
+        return t.astimezone(timezone.utc)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the first representable UTC time
+        raise RecordError(f"{where} is {text!r}; expected a date-time between years 1 and 9999 in UTC") from None
+
+
+def parse_night(text: Any, where: str = "night") -> date:
+    """A night as written in run.night: 'YYYY-MM-DD' (UTC) to a date."""
+    if not isinstance(text, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise RecordError(f"{where} is {text!r}; expected a UTC night as YYYY-MM-DD such as 2026-12-01")
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise RecordError(f"{where} is {text!r}; expected a real calendar date as YYYY-MM-DD") from None
 
 
 def format_time(t: datetime) -> str:
@@ -107,6 +121,11 @@ def validate(data: Any, source: str = "record") -> None:
             if not math.isfinite(s) or s <= 0:
                 raise RecordError(f"{source}: field results[{i}].samples[{j}] is {s!r}; expected a finite number > 0")
     parse_time(data["run"]["started_at"], f"{source}: field run.started_at")
+    if "night" in data["run"]:
+        parse_night(data["run"]["night"], f"{source}: field run.night")
+    wrong = extensions.problem(data)  # optional contract fields of the wrong type
+    if wrong:
+        raise RecordError(f"{source}: {wrong}")
 
 
 def _field_path(path) -> str:
@@ -188,6 +207,15 @@ class RunRecord:
         return parse_time(self.data["run"]["started_at"])
 
     @property
+    def night(self) -> date:
+        """The UTC night this run is for (DESIGN.md 'Points'): run.night when the
+        record has it (a rerun after midnight still belongs to last night), else
+        the UTC date of started_at (records made before run.night existed)."""
+        if "night" in self.data["run"]:
+            return parse_night(self.data["run"]["night"])
+        return self.started_at.date()
+
+    @property
     def url(self) -> str | None:
         return self.data["run"].get("url")
 
@@ -251,11 +279,33 @@ def load(path: str | Path) -> RunRecord:
         raise RecordError(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError:
         raise RecordError(f"{path}: not UTF-8 text") from None
+    return RunRecord.from_dict(parse_json(text, str(path)), str(path))
+
+
+def parse_json(text: str, source: str = "record") -> Any:
+    """json.loads, refusing what JSON itself does not allow and Python would
+    take: NaN/Infinity (also 1e999, which overflows to inf), an integer too
+    long to convert, nesting deeper than the parser's recursion limit. Each
+    is a RecordError naming `source`, never a traceback."""
     try:
-        data = json.loads(text)
+        return json.loads(text, parse_constant=_no_constant, parse_float=_finite_float)
     except json.JSONDecodeError as e:
-        raise RecordError(f"{path}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); truncated?") from None
-    return RunRecord.from_dict(data, str(path))
+        raise RecordError(f"{source}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); truncated?") from None
+    except RecursionError:
+        raise RecordError(f"{source}: JSON nested too deeply to read; expected a run record (a few levels)") from None
+    except ValueError as e:  # _no_constant, _finite_float, int() past sys.get_int_max_str_digits()
+        raise RecordError(f"{source}: not valid JSON ({' '.join(str(e).split())[:160]})") from None
+
+
+def _no_constant(name: str):
+    raise ValueError(f"{name} is not a JSON number; expected a finite number")
+
+
+def _finite_float(text: str) -> float:
+    v = float(text)
+    if not math.isfinite(v):
+        raise ValueError(f"{text[:40]} is out of range for a finite number")
+    return v
 
 
 def write(record: RunRecord, out_dir: str | Path, relpath: str | None = None) -> Path:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence, TextIO
 
+from bench.errors import EXIT_NO, BenchError
 from bench.records.record import RecordError, RunRecord, validate
 
 DEFAULT_BRANCH = "gh-pages"
@@ -52,8 +53,11 @@ _RETRYABLE = re.compile(
 _CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
 
 
-class PublishError(RuntimeError):
+class PublishError(BenchError, RuntimeError):
     """Publishing was refused or failed; the branch did not move."""
+
+    label = "refused, nothing was published"
+    exit_code = EXIT_NO
 
 
 @dataclass(frozen=True)

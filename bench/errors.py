@@ -1,0 +1,30 @@
+"""One base class for every error a user can cause or meet.
+
+`bench.cli.main` catches `BenchError` once and prints one line,
+``bench VERB: error: <message>``, then exits with the class's `exit_code`
+(README, "Exit codes"): 0 done, 1 the verb's answer is "no" (a publish
+refused, `compare --fail-on slower` found a slower benchmark), 2 bad input
+(a flag, benchmarks.yaml, a record, a missing file), 130 interrupted.
+Each subclass lives with the stage it belongs to (ConfigError in
+bench/config.py, RecordError in bench/records/record.py, ...); they keep
+their old builtin bases (ValueError, RuntimeError) so existing handlers hold.
+"""
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_NO = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+class BenchError(Exception):
+    """An error with a one-line message naming the input, the bad value and
+    the expected form; `label` and `exit_code` say how the CLI reports it."""
+
+    label = "error"
+    exit_code = EXIT_BAD_INPUT
+
+
+class UsageError(BenchError, ValueError):
+    """A command-line flag has a bad value (the message names the flag)."""
