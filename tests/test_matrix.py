@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from bench import config
-from bench.ci.affected import affected_backends
+from bench.ci.affected import STAGES, affected_backends
 from bench.cli import main as cli_main
 from bench.ci.matrix import Entry, build_matrix
 
@@ -36,6 +36,7 @@ def test_entry_carries_runner_labels_keras_backend_and_device_install_override()
         "device": "rtx-5070-ti", "backend": "torch", "keras_backend": "torch",
         "runs_on": ["self-hosted", "linux", "x64", "rtx-5070-ti"],
         "install": "torch --index-url https://download.pytorch.org/whl/cu128", "plugins": "",
+        "models": ",".join(config.load().models), "modes": ",".join(config.load().modes),
     }
     mlx_main = by["apple-m4-cpu", "mlx-main"].to_json()
     assert mlx_main["keras_backend"] == "mlx"
@@ -96,7 +97,8 @@ def test_cli_reads_another_config(tmp_path, capsys):
     assert cli_main(["--config", str(path), "matrix"]) == 0
     assert json.loads(capsys.readouterr().out)["include"] == [{
         "device": "box", "backend": "numpy", "keras_backend": "numpy",
-        "runs_on": ["self-hosted", "box"], "install": "", "plugins": ""}]
+        "runs_on": ["self-hosted", "box"], "install": "", "plugins": "",
+        "models": ",".join(raw["models"]), "modes": ",".join(raw["modes"])}]
 
 
 @pytest.mark.parametrize("changed, expected", [
@@ -116,6 +118,24 @@ def test_affected_backends(changed, expected):
     cfg = config.load()
     want = tuple(cfg.backends) if expected == "all" else expected
     assert affected_backends(cfg, changed) == want
+
+
+@pytest.mark.parametrize("changed, expected", [
+    (["bench/records/store.py", "bench/analyse/trends.py", "bench/compare/stats.py", "bench/ci/matrix.py",
+      "bench/commands/report.py", "bench/present/template/vendor/x.js"], ()),
+    (["bench/commands/run.py"], "all"),
+    (["bench/newstage/thing.py"], "all"),
+])
+def test_affected_by_stage_folder(changed, expected):
+    cfg = config.load()
+    want = tuple(cfg.backends) if expected == "all" else expected
+    assert affected_backends(cfg, changed) == want
+
+
+def test_every_stage_folder_of_bench_is_classified():
+    folders = {p.parent.relative_to(ROOT / "bench").parts[0]
+               for p in (ROOT / "bench").glob("*/*.py")}
+    assert folders - set(STAGES) == set(), "add the new bench/ folder to bench.ci.affected.STAGES"
 
 
 def test_cli_changed_files_keeps_only_affected_backends(tmp_path):

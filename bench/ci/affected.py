@@ -5,10 +5,12 @@ backends whose numbers the change could move:
 
 - a backend module (``bench/measure/backends/<keras_backend>.py``) affects the
   backends that run under that KERAS_BACKEND;
-- files that cannot change a measurement (docs, tests, the dashboard, the
-  report side of bench, CI glue other than the install/run steps) affect none;
-- anything else (the harness, the workloads, benchmarks.yaml, the install
-  script, an unknown file) affects every backend: when unsure, measure.
+- files that cannot change a measurement affect none: docs, tests, CI glue
+  other than the install/run steps, and the stages of bench/ that run after
+  the timing ends (records, analyse, compare, present, ci; every verb but run);
+- anything else (bench/measure/, the run verb, the config, the install
+  script, an unknown file or a new stage folder) affects every backend: when
+  unsure, measure.
 """
 
 from __future__ import annotations
@@ -18,21 +20,18 @@ from typing import Iterable
 
 from bench.config import Config
 
+# bench/'s stage folders and whether their code runs inside a benchmark job's
+# measurement. A new folder must be added here (tests/test_matrix.py checks).
+STAGES = {"measure": True, "records": False, "analyse": False, "compare": False,
+          "present": False, "ci": False, "commands": False}
 # Paths that never change what a benchmark measures. fnmatch patterns, where
 # "*" also crosses "/".
 NEUTRAL = (
-    "*.md", "docs/*", "LICENSE*", "tests/*", "bench/present/template/*",
-    ".github/*", ".notes/*", ".gitignore",
-    "bench/present/*", "bench/commands/report.py", "bench/commands/site.py",
-    "bench/commands/compare.py", "bench/commands/publish.py",
-    "bench/commands/matrix.py", "bench/commands/serve.py",
-    "bench/commands/export_gab.py", "bench/commands/import_gab.py",
-    "bench/analyse/trends.py", "bench/analyse/series.py", "bench/records/history.py", "bench/records/store.py",
-    "bench/records/synthetic.py", "bench/ci/matrix.py", "bench/ci/affected.py",
-    "scripts/*",
+    "*.md", "docs/*", "LICENSE*", "tests/*", ".github/*", ".notes/*", ".gitignore", "scripts/*",
+    *(f"bench/{stage}/*" for stage, measured in STAGES.items() if not measured),
 )
-# ... except these scripts, which a benchmark job runs.
-MEASURED_SCRIPTS = ("scripts/install-backend.sh", "scripts/run-bench.sh")
+# ... except these, which a benchmark job runs.
+MEASURED = ("scripts/install-backend.sh", "scripts/run-bench.sh", "bench/commands/run.py")
 BACKEND_MODULE = "bench/measure/backends/"
 
 
@@ -50,7 +49,7 @@ def affected_backends(config: Config, changed: Iterable[str]) -> tuple[str, ...]
 
 def _backends_of(config: Config, path: str) -> set[str]:
     everything = set(config.backends)
-    if path in MEASURED_SCRIPTS:
+    if path in MEASURED:
         return everything
     if any(fnmatchcase(path, pattern) for pattern in NEUTRAL):
         return set()

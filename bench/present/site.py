@@ -35,6 +35,7 @@ import os
 import shutil
 import tempfile
 from datetime import date, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
@@ -46,7 +47,8 @@ from bench.analyse.series import Series, SeriesKey
 from bench.analyse.trends import BASELINE
 
 FORMAT = 1
-TEMPLATE = Path(__file__).resolve().parent / "template"
+# Shipped inside the package (package-data), so `bench site` works from any folder.
+TEMPLATE = Path(str(resources.files("bench.present") / "template"))
 TEMPLATE_FILES = ("index.html", "app.js", "style.css")
 _EPOCH = date(1970, 1, 1).toordinal()
 # The chart draws the level before a change over the span bench.analyse.trends
