@@ -160,3 +160,12 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
             last_seen=seen[key],
         )
     return out
+
+
+def parse_key(text: str) -> SeriesKey:
+    """'jax/rtx-5070-ti/cnn/train' -> a SeriesKey; anything else is refused
+    with the text and the expected form."""
+    parts = text.split("/")
+    if len(parts) != 4 or not all(parts):
+        raise ValueError(f"series {text!r}; expected BACKEND/DEVICE/MODEL/MODE, e.g. jax/rtx-5070-ti/cnn/train")
+    return parts[0], parts[1], parts[2], parts[3]

@@ -1,0 +1,49 @@
+"""Print one series night by night: values, Keras versions, marks.
+
+  python -m bench show BACKEND/DEVICE/MODEL/MODE --data DIR
+
+Pipeline: load (thresholds, every record under DIR/runs; bad files are
+named on stderr and skipped) -> compute (the series and its status) ->
+write (one line per night: date, value, Δ to the night before, Keras
+version and commit, a mark: ◆ the change, ▼/▲ a night off the level beyond
+the noise band, ✖ a failure). An unknown series is named with the ones the
+data has.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from bench import config
+from bench.records.history import load_history
+
+MAX_LISTED = 20  # an unknown series lists at most this many known ones
+
+
+def add_arguments(parser):
+    parser.add_argument("series", metavar="BACKEND/DEVICE/MODEL/MODE", help="the series to show")
+    parser.add_argument("--data", required=True, metavar="DIR",
+                        help="a data-branch checkout (holding runs/) or a folder of record files")
+
+
+def main(args) -> int:
+    from bench.analyse.series import build_series, parse_key
+    from bench.analyse.trends import assess
+    from bench.present.nights import render_nights
+
+    try:
+        key = parse_key(args.series)
+    except ValueError as e:
+        print(f"bench show: error: {e}", file=sys.stderr)
+        return 2
+    cfg = config.load(args.config)
+    series = build_series(load_history(args.data, warn=sys.stderr).records)
+    if key not in series:
+        known = ["/".join(k) for k in series][:MAX_LISTED]
+        print(f"bench show: error: series {args.series!r} is not in {args.data}; it has: "
+              f"{', '.join(known) or 'no series'}", file=sys.stderr)
+        return 2
+    s = series[key]
+    newest = max(x.last_seen for x in series.values())
+    sys.stdout.write(render_nights(s, assess(s, newest, cfg.trends), cfg.trends))
+    return 0

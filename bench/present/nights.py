@@ -1,0 +1,64 @@
+"""One series night by night, as plain text for the terminal (`bench show`,
+like `asv show`): date, value, Δ to the night before, Keras version and
+commit, and a mark saying how the status rule reads the night.
+
+Marks: '◆' the first night at a new level (the change), '▼' / '▲' a night
+off the level beyond the noise band (worse / better, in the series'
+direction), '✖' a failure that night. No mark: within the noise band.
+"""
+
+from __future__ import annotations
+
+import math
+
+from bench.analyse.series import Series
+from bench.analyse.trends import Assessment, band
+from bench.analyse.window import change_window
+from bench.config import Trends
+from bench.present.format import DASH, format_delta, format_value
+
+
+def render_nights(s: Series, a: Assessment, t: Trends) -> str:
+    half = band(a.noise, t)
+    change = a.change.index if a.change is not None else None
+    lines = [f"{'/'.join(s.key)}: {a.status}, {len(s.points)} nights, {s.unit} "
+             f"({s.better} is better); level {format_value(a.level) if a.level else DASH}, "
+             f"noise band ±{math.expm1(half):.1%}"]
+    rows = [("NIGHT", "VALUE", "Δ PREV", "KERAS", "COMMIT", "MARK")]
+    prev = None
+    for i, p in enumerate(s.points):
+        level = _level_at(a, i)
+        rows.append((p.day.isoformat(), f"{p.value:.6g}",
+                     format_delta(p.value / prev - 1) if prev else DASH,
+                     p.keras_version or DASH, (p.keras_commit or DASH)[:12],
+                     _mark(p.value, level, half, s.better, i == change)))
+        prev = p.value
+    for f in s.failures:
+        rows.append((f.started_at.date().isoformat(), DASH, DASH, f.keras_version or DASH, DASH,
+                     f"✖ {f.kind}"))
+    rows[1:] = sorted(rows[1:], key=lambda r: r[0])
+    widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    w = change_window(s, a.change)
+    if w is not None:
+        lines.append(f"change: Keras {w.before.label()} → {w.after.label()}")
+        lines.append(f"Keras commits ({w.by}): {w.commits_url}")
+        lines += [f"also changed: {c.text()}" for c in w.env_changes]
+    return "\n".join(lines) + "\n"
+
+
+def _level_at(a: Assessment, i: int) -> float | None:
+    if a.change is None:
+        return a.level
+    return a.change.after if i >= a.change.index else a.change.before
+
+
+def _mark(v: float, level: float | None, half: float, better: str, is_change: bool) -> str:
+    if is_change:
+        return "◆ change"
+    if level is None:
+        return ""
+    off = math.log(v / level)
+    if abs(off) <= half:
+        return ""
+    return "▲" if (off > 0) == (better == "bigger") else "▼"
