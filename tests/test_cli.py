@@ -32,7 +32,7 @@ def test_config_after_the_verb_wins(tmp_path, capsys):
 
 @pytest.mark.parametrize("error, code, line", [
     (BenchError("--data x: bad"), EXIT_BAD_INPUT, "bench matrix: error: --data x: bad\n"),
-    (PublishError("push rejected"), EXIT_NO, "bench matrix: refused, nothing was published: push rejected\n"),
+    (PublishError("push rejected"), EXIT_NO, f"bench matrix: {PublishError.label}: push rejected\n"),
     (FileNotFoundError(2, "No such file or directory", "gone.json"), EXIT_BAD_INPUT,
      "bench matrix: error: gone.json: no such file or folder; expected an existing path\n"),
 ])

@@ -4,8 +4,9 @@ import yaml
 from bench import config
 
 
-def test_shipped_config_describes_the_homelab():
-    c = config.load()
+def test_the_tests_config_describes_the_homelab():
+    c = config.load()  # tests/fixtures/benchmarks.yaml ($BENCH_CONFIG, tests/conftest.py)
+    assert c.path.parent.name == "fixtures"
     assert c.device("rtx-5070-ti").backends == ("jax", "torch")
     assert c.device("apple-m4").backends == ("mlx",)
     assert c.device("apple-m4-cpu").backends == ("mlx-main",)
@@ -15,8 +16,22 @@ def test_shipped_config_describes_the_homelab():
     assert c.trends.min_points == 5 and c.trends.stale_days == 3
 
 
+def test_the_shipped_config_is_valid_and_is_the_packages_default(tmp_path, monkeypatch):
+    shipped = config.load(config.DEFAULT_PATH)
+    assert shipped.devices and shipped.backends
+    # bench/benchmarks.yaml is a link to the repository's file users edit: one file.
+    assert config.DEFAULT_PATH.resolve() == config.REPO_ROOT / "benchmarks.yaml"
+    monkeypatch.delenv(config.ENV_VAR)
+    monkeypatch.chdir(tmp_path)
+    assert config.default_path() == config.DEFAULT_PATH
+    (tmp_path / "benchmarks.yaml").write_text("version: 1\n")
+    assert config.default_path() == tmp_path / "benchmarks.yaml"
+    monkeypatch.setenv(config.ENV_VAR, "/elsewhere.yaml")
+    assert config.default_path() == config.Path("/elsewhere.yaml")
+
+
 def _raw():
-    return yaml.safe_load(config.DEFAULT_PATH.read_text())
+    return yaml.safe_load(config.default_path().read_text())
 
 
 @pytest.mark.parametrize("mutate, message", [

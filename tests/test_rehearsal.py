@@ -27,7 +27,6 @@ from pathlib import Path
 import pytest
 
 from bench import config
-from tests.helpers import fake_gh
 
 ROOT = config.REPO_ROOT
 SCRIPTS = ROOT / "scripts"
@@ -51,9 +50,9 @@ def git(*args, cwd=None):
 
 
 @pytest.fixture
-def world(tmp_path):
+def world(tmp_path, gh):
     """Fake GitHub (gh on PATH), a bare data repository and a 'main' with a README."""
-    gh_root, bindir = fake_gh(tmp_path)
+    gh_root, gh_env = gh  # tests/conftest.py
     data_repo = tmp_path / "data.git"
     git("init", "--quiet", "--bare", str(data_repo))
     main_repo = tmp_path / "main.git"
@@ -67,8 +66,7 @@ def world(tmp_path):
     git("push", "--quiet", "origin", "main", cwd=checkout)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "BENCH_", "GH_"))}
     env.update({
-        "PATH": f"{bindir}{os.pathsep}{env['PATH']}", "FAKE_GH_ROOT": str(gh_root),
-        "GITHUB_REPOSITORY": REPO, "DATA_REPO": str(data_repo), "DATA_BRANCH": "gh-pages",
+        **gh_env, "BENCH_CONFIG": os.environ["BENCH_CONFIG"], "DATA_REPO": str(data_repo), "DATA_BRANCH": "gh-pages",
         "BENCH_PYTHON": PY, "README_BRANCH": "main",
     })
     return {"tmp": tmp_path, "env": env, "gh": gh_root, "data_repo": data_repo,

@@ -12,7 +12,7 @@ import pytest
 
 from bench import config
 from bench.records.record import write
-from tests.helpers import failed, fake_gh, make_record, ok
+from tests.helpers import failed, make_record, ok
 
 ROOT = config.REPO_ROOT
 SCRIPTS = ROOT / "scripts"
@@ -29,13 +29,7 @@ def _run(cmd, env=None, **kw):
 
 # --- fake gh --------------------------------------------------------------
 
-@pytest.fixture
-def gh(tmp_path):
-    """A fake GitHub: FAKE_GH_ROOT plus a PATH whose `gh` is tests/fake_gh.py."""
-    root, bindir = fake_gh(tmp_path)
-    env = {"FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
-           "GITHUB_REPOSITORY": REPO, "GH_TOKEN": "fake-token"}
-    return root, env
+# `gh`: the fake GitHub fixture in tests/conftest.py.
 
 
 def _calls(root):
@@ -134,7 +128,7 @@ def test_install_backend_installs_harness_then_keras_and_backend_then_plugins_wi
                        "keras-mlx @ git+https://github.com/keras-team/keras-mlx@main")
     log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
     assert log["ok"] is True and log["failed_step"] is None and log["error"] is None
-    assert log["keras"] == "keras-nightly" and log["keras_source"] == "nightly"
+    assert log["keras"] == "keras-nightly" and log["keras_source"] == "nightly" and log["keras_commit"] is None
     assert log["keras_version"] == "3.16.0.dev1"
     assert log["packages"] == {"jax": "0.8.1", "keras-nightly": "3.16.0.dev1"}
     assert log["requested"] == ["jax[cpu]", "--index-url", "https://example.org/simple"]
@@ -156,10 +150,11 @@ def test_install_backend_keras_version_and_git_ref(fake_python):
     env, pip_log = fake_python
     assert _install(env, BENCH_KERAS_VERSION="3.14.0.dev2026120203").returncode == 0
     assert pip_log.read_text().splitlines()[1].endswith(" keras-nightly==3.14.0.dev2026120203")
+    assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "pinned"
     pip_log.unlink()
     assert _install(env, BENCH_KERAS_REF="v3.13.0").returncode == 0
     assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+https://github.com/keras-team/keras.git@v3.13.0")
-    assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "git:v3.13.0"
+    assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "git"
 
 
 @pytest.mark.parametrize("extra, message", [
@@ -200,16 +195,26 @@ def test_run_bench_passes_the_matrix_entry_to_bench_run(tmp_path):
            "BENCH_KERAS_REF": "master", "BENCH_INSTALL_LOG": str(log)}
     args = _run(["bash", SCRIPTS / "run-bench.sh", "--quick"], env=env, check=True).stdout.splitlines()
     assert args == [str(ROOT), "-m", "bench", "run", "--backend", "jax", "--device", "rtx-5070-ti",
-                    "--out", str(tmp_path / "out"), "--models", "mlp", "--keras-source", "git:master", "--quick"]
+                    "--out", str(tmp_path / "out"), "--models", "mlp", "--keras-source", "git", "--quick"]
+    pinned = {**env, "BENCH_KERAS_REF": "", "BENCH_KERAS_VERSION": "3.14.0.dev1"}
+    args = _run(["bash", SCRIPTS / "run-bench.sh"], env=pinned, check=True).stdout.splitlines()
+    assert args[-2:] == ["--keras-source", "pinned"]
     log.write_text("{}")
     args = _run(["bash", SCRIPTS / "run-bench.sh"], env=env, check=True).stdout.splitlines()
     assert args[-2:] == ["--install-log", str(log)]
 
 
 def test_job_paths_live_below_runner_temp(tmp_path):
-    out = _run(["bash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": "/rt"}, check=True).stdout
-    assert out == ("BENCH_VENV=/rt/bench-venv\nBENCH_OUT=/rt/bench-out/records\n"
-                   "BENCH_INSTALL_LOG=/rt/bench-out/install.json\n")
+    rt = tmp_path / "rt"
+    out = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt)}, check=True).stdout
+    assert out.replace(str(rt), "/rt") == (
+        "BENCH_VENV=/rt/bench-venv\nBENCH_OUT=/rt/bench-out/records\nBENCH_INSTALL_LOG=/rt/bench-out/install.json\n"
+        "HOME=/rt/home\nXDG_CACHE_HOME=/rt/home/.cache\nXDG_CONFIG_HOME=/rt/home/.config\n"
+        "XDG_DATA_HOME=/rt/home/.local/share\nXDG_STATE_HOME=/rt/home/.local/state\nKERAS_HOME=/rt/home/.keras\n"
+        "PIP_CACHE_DIR=/rt/home/.cache/pip\nPIP_CONFIG_FILE=/dev/null\nPIP_DISABLE_PIP_VERSION_CHECK=1\n"
+        "PYTHONNOUSERSITE=1\nPYTHONUSERBASE=/rt/home/.local\nMPLCONFIGDIR=/rt/home/.config/matplotlib\n"
+        "TORCH_HOME=/rt/home/.cache/torch\nHF_HOME=/rt/home/.cache/huggingface\n")
+    assert (rt / "home" / ".cache").is_dir() and (rt / "bench-out").is_dir()
 
 
 def test_pr_info_writes_the_claim_and_refuses_garbage():
@@ -242,14 +247,12 @@ def test_collect_downloads_one_run_or_sweeps_recent_runs(gh, tmp_path):
     assert one.returncode == 0, one.stderr
     assert one.stdout.strip() == "1"
     assert _records_below(tmp_path / "one") == ["12/record-12-1-apple-m4-mlx/mlx--apple-m4--12-1.json"]
-    sweep = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "all")], env={**env, "SWEEP_DAYS": "2", "BRANCH": "main"})
+    sweep = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "all")], env={**env, "SWEEP_DAYS": "2"})
     assert sweep.returncode == 0, sweep.stderr
     assert sweep.stdout.strip() == "2"
-    assert "run 13: nothing downloaded (no artifact matches" in sweep.stderr
-    listed = [c["argv"] for c in _calls(root) if c["argv"][:2] == ["run", "list"]]
-    assert listed[0][listed[0].index("--workflow") + 1] == "nightly.yml"
-    assert listed[0][listed[0].index("--created") + 1].startswith(">=20")
-    assert listed[0][listed[0].index("--branch") + 1] == "main"
+    assert "run 13: no artifact yet (no artifact matches" in sweep.stderr
+    (listed,) = [c["argv"] for c in _calls(root) if "--paginate" in c["argv"]]
+    assert listed[2].startswith(f"repos/{REPO}/actions/workflows/nightly.yml/runs?created=%3E%3D20")
 
 
 def test_collect_refuses_a_run_id_that_is_not_a_number(gh, tmp_path):
@@ -452,5 +455,5 @@ def test_update_readme_warns_when_the_branch_refuses_every_push(readme_repo):
     hook.chmod(0o755)
     out = _update(clone, env, "| t3 |", "--push")
     assert out.returncode == 1
-    assert "::warning title=README not updated::could not push the table to main" in out.stdout
+    assert "::error title=README not updated::could not push the table to main after 5 attempts" in out.stdout
     assert _log(bare) == ["init"]
