@@ -4,8 +4,10 @@ many real github-action-benchmark series it would flag.
     .venv/bin/python scripts/corpus_accuracy.py [--realhist ../shared/realhist] [--seeds 1-8]
 
 Corpus: tests/corpus/series.json (made-up series, each with the status it
-must get; see tests/corpus/generate.py). Prints accuracy, false alarms
-(labelled Steady/Watch but read Regressed/Faster) and every miss.
+must get; see tests/corpus/generate.py; the real-flat, noisier-step and
+short-early-dip kinds use noise from real histories, real_noise.json).
+Prints accuracy overall and per kind (the name without its numbers), false
+alarms (labelled Steady/Watch but read Regressed/Faster) and every miss.
 --seeds N-M regenerates the corpus with other seeds (held out: the logic
 was tuned on the default seed) and prints the same numbers for each.
 --realhist DIR reads each data.js there (one series per benchmark name,
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -45,14 +48,27 @@ def score(items, trends) -> dict:
             if got in ALARMS and label not in ALARMS:
                 alarms.append(name)
     n = len(items)
+    kinds: dict[str, list[int]] = {}
+    missed = {name for name, _, _ in wrong}
+    for name, *_ in items:
+        k = kinds.setdefault(kind(name), [0, 0])
+        k[0] += name not in missed
+        k[1] += 1
     return {"series": n, "right": n - len(wrong), "accuracy": (n - len(wrong)) / n,
-            "false_alarms": alarms, "wrong": wrong}
+            "false_alarms": alarms, "wrong": wrong, "kinds": kinds}
+
+
+def kind(name: str) -> str:
+    """'step-Regressed-0.08-age3-0' -> 'step-Regressed': the name without its numbers."""
+    return re.sub(r"-(age)?[\d.]+", "", name)
 
 
 def show(title: str, r: dict, verbose: bool = True) -> None:
     print(f"{title}: {r['right']}/{r['series']} right ({r['accuracy']:.2%}), "
           f"{len(r['false_alarms'])} false alarms")
     if verbose:
+        for k, (right, n) in sorted(r["kinds"].items()):
+            print(f"  {k}: {right}/{n} ({right / n:.1%})")
         for name, label, got in r["wrong"]:
             print(f"  miss: {name}: expected {label}, got {got}")
 
@@ -90,7 +106,11 @@ def main() -> int:
         lo, hi = (int(x) for x in args.seeds.split("-"))
         for seed in range(lo, hi + 1):
             items = [(c["name"], c["label"], c["better"], c["values"]) for c in cases(seed)]
-            show(f"held-out seed {seed}", score(items, trends))
+            held = score(items, trends)
+            show(f"held-out seed {seed}", held, verbose=False)
+            for k, (right, n) in sorted(held["kinds"].items()):
+                if right < n:
+                    print(f"  {k}: {right}/{n} ({right / n:.1%})")
     if args.realhist:
         realhist(args.realhist, trends)
     return 0 if not r["false_alarms"] and r["accuracy"] >= 0.99 else 1

@@ -149,3 +149,33 @@ def test_thresholds_come_from_trends():
     assert status(values).status == "Steady"
     assert status(values, t=Trends(min_change=0.03)).status == "Regressed"
     assert status(FLAT + [900.0, 901.0, 899.0], t=Trends(confirm=4)).status == "Watch"
+
+
+def _status(values, better="bigger"):
+    from tests.corpus import make_series
+    s = make_series(values, better)
+    return assess(s, s.points[-1].started_at, Trends())
+
+
+def test_a_large_step_to_a_noisier_level_is_regressed_not_watch():
+    # 1 % jitter, then -35 % with 6 % jitter: two of the eight new nights are
+    # off their level by more than the old noise band (once: Watch).
+    before = [1000.0, 1010.0, 992.0, 1004.0, 997.0, 1012.0, 989.0, 1003.0] * 4
+    after = [650.0, 612.0, 655.0, 700.0, 648.0, 661.0, 596.0, 652.0]
+    a = _status(before + after)
+    assert a.status == "Regressed" and a.change.index == len(before)
+    assert a.change.relative == pytest.approx(650.0 / 1000.5 - 1, abs=0.01)
+
+
+def test_a_short_series_with_an_early_deep_dip_is_steady():
+    # 3 % jitter; the dip leaves four nights before the newer ones, whose
+    # median happens to sit 5 % higher: too few nights to know the noise.
+    assert _status([988.0, 165.0, 981.0, 535.0, 1007.0, 983.0, 1035.0, 1038.0, 1018.0]).status == "Steady"
+    assert _status([961.0, 981.0, 980.0, 248.0, 971.0, 1030.0, 1052.0, 1005.0]).status == "Steady"
+
+
+def test_an_old_level_needs_min_points_nights():
+    # A clean 20 % step after only 4 nights (one a dip): not yet a change.
+    assert _status([1000.0, 300.0, 1001.0, 999.0, 1002.0, 800.0, 801.0, 799.0, 800.0]).status != "Regressed"
+    # ... and after 6 good nights it is.
+    assert _status([1000.0, 1001.0, 999.0, 1002.0, 1000.0, 998.0, 800.0, 801.0, 799.0]).status == "Regressed"

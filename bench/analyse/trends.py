@@ -27,6 +27,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 from statistics import NormalDist, median
+
+from scipy.stats import t as student_t
 from typing import Sequence
 
 from bench.config import Trends
@@ -40,6 +42,10 @@ BASELINE = 30
 # At most this share of the BASELINE nights before a change may already sit
 # at the new level (a dip may land there by chance; a second mode lands often).
 VISITS = 0.1
+# From this many nights (dips left out) a sigma counts as known; with fewer
+# the bar for a change grows (_critical). A full BASELINE less its dips
+# (up to a third on the shared GPU) keeps about this many.
+SURE_NIGHTS = 20
 # MAD / Φ⁻¹(3/4) (≈ 1.4826 MAD) estimates the standard deviation of normal noise.
 MAD_TO_SIGMA = 1 / NormalDist().inv_cdf(0.75)
 # Standard error of a median is ~1.2533 times that of a mean (normal noise).
@@ -131,6 +137,12 @@ def level_noise(xs: Sequence[float]) -> tuple[float, float]:
     the median are dips; median and MAD of the rest are the level and the
     noise (sigma ~ a fraction of the level, since these are logs).
     """
+    m, sigma, _ = _level_noise_kept(xs)
+    return m, sigma
+
+
+def _level_noise_kept(xs: Sequence[float]) -> tuple[float, float, int]:
+    """level_noise, plus how many points (dips left out) the sigma rests on."""
     m = median(xs)
     up = [v - m for v in xs if v > m]
     s = MAD_TO_SIGMA * median(up) if up else 0.0
@@ -140,7 +152,7 @@ def level_noise(xs: Sequence[float]) -> tuple[float, float]:
     if 2 * len(keep) < len(xs):  # never let the clip pick a minority
         keep = list(xs)
     m = median(keep)
-    return m, MAD_TO_SIGMA * median(abs(v - m) for v in keep)
+    return m, MAD_TO_SIGMA * median(abs(v - m) for v in keep), len(keep)
 
 
 def find_change(x: Sequence[float], t: Trends, sign: float = 1.0):
@@ -187,21 +199,29 @@ def find_change(x: Sequence[float], t: Trends, sign: float = 1.0):
 def _candidate(x, c, t: Trends, sign):
     after = x[c:]
     base = x[max(0, c - BASELINE):c]
-    lb, sigma = level_noise(base)
+    lb, sigma, kept = _level_noise_kept(base)
+    if kept < t.min_points:
+        return None  # an old level needs as many nights as a status does (New)
     la = median(after)
     shift = la - lb
     relative = math.exp(sign * shift) - 1  # in the value's own unit
     if abs(relative) < t.min_change:
         return None
     res_a = [abs(v - la) for v in after]
-    se = MEDIAN_SE * sigma * math.sqrt(1 / len(base) + 1 / len(after))
-    if abs(shift) <= t.noise_factor * se:
+    # The new level may be noisier than the old (a 35 % step on a busier
+    # code path): its own robust sigma counts too, for the standard error
+    # (Welch-style, each side's own noise) and for what is "at" the new level.
+    # Never less than the old sigma: 3-5 tight nights prove little.
+    sigma_a = max(sigma, MAD_TO_SIGMA * median(res_a))
+    se = MEDIAN_SE * math.sqrt(sigma ** 2 / len(base) + sigma_a ** 2 / len(after))
+    if abs(shift) <= _critical(t, kept) * se:
         return None
     # A point is "at" a level within tol: the noise band or min_change, never
     # more than half the way to the other level.
     tol = min(max(t.noise_factor * sigma, math.log1p(t.min_change)), abs(shift) / 2)
-    at_new = [r <= tol for r in res_a]
-    if sum(at_new) < t.confirm or len(after) - sum(at_new) > 1:
+    tol_a = min(max(t.noise_factor * sigma_a, math.log1p(t.min_change)), abs(shift) / 2)
+    at_new = [r <= tol_a for r in res_a]
+    if sum(at_new) < t.confirm or len(after) - sum(at_new) > _offs_allowed(len(after)):
         return None
     if abs(x[-1] - lb) <= tol:
         return None  # back at the old level: a dip (or a blip) that recovered
@@ -222,6 +242,26 @@ def _candidate(x, c, t: Trends, sign):
         return None
     cost = sum(min(abs(v - lb), 3 * tol) for v in base) + sum(res_a)
     return cost, c, lb, la, sigma, tol
+
+
+def _offs_allowed(n_after: int) -> int:
+    """Nights since a change that may be off the new level: one, or a quarter
+    of them from 8 nights on (a noisier new level has its own off nights;
+    two in eight is still a level, two in four is not)."""
+    return max(1, n_after // 4)
+
+
+def _critical(t: Trends, n_base: int) -> float:
+    # n_base: the nights the old sigma rests on (dips left out).
+    """How many standard errors a shift must clear: `noise_factor` with a full
+    BASELINE of nights before the change, more with fewer. A sigma from a
+    handful of nights is itself uncertain (a 10-15 night series with an
+    early dip keeps 3-4 of them, and read such a series as Faster): the bar
+    grows as Student's t does with fewer degrees of freedom, at the tail
+    that noise_factor marks, relative to t with SURE_NIGHTS - 1 of them."""
+    q = NormalDist().cdf(t.noise_factor)
+    df = max(1, min(n_base, SURE_NIGHTS) - 1)
+    return t.noise_factor * float(student_t.ppf(q, df) / student_t.ppf(q, SURE_NIGHTS - 1))
 
 
 def is_watch(x: Sequence[float], t: Trends) -> bool:

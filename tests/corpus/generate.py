@@ -11,6 +11,7 @@ their dips are spikes (value / dip). Window 10, confirm 3, min_change 5 %.
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
@@ -124,6 +125,69 @@ def cases(seed: int = 20261202):
             _series(rng, better="smaller", steps=[(LENGTH - 5, 0.85)], quiet_tail=6), better="smaller")
         add(f"smaller-faster-{k}", "Faster",
             _series(rng, better="smaller", steps=[(LENGTH - 5, 1.2)], quiet_tail=6), better="smaller")
+    out += real_noise_cases(rng)
+    return out
+
+
+# The kinds the rule once got wrong (issue 14), in noise taken from real
+# github-action-benchmark histories (real_noise.json: log residuals, negative
+# = slower; from scripts/derive_real_noise.py), not from a model of noise.
+REAL_NOISE = Path(__file__).with_name("real_noise.json")
+
+
+def _real(rng, n: int, scale: float = 1.0, calm_tail: int = 2, max_sigma: float = 1.0) -> list[float]:
+    """n consecutive real residuals (a random block of a random real series,
+    so bursts and spikes stay as they came), times `scale`. The newest
+    `calm_tail` nights are within 3 sigmas of the series' own noise: two
+    off nights at the end are a Watch by definition, whatever made them."""
+    pool = [s for s in json.loads(REAL_NOISE.read_text())["series"] if s["sigma"] <= max_sigma]
+    while True:
+        s = rng.choice(pool)
+        r = s["residuals"]
+        if len(r) < n:
+            continue
+        i = rng.randrange(len(r) - n + 1)
+        block = [v * scale for v in r[i:i + n]]
+        if (all(abs(v) <= 3 * s["sigma"] * scale for v in block[len(block) - calm_tail:])
+                and not _has_step(r[i:i + n], s["sigma"])):
+            return block
+
+
+def _has_step(r, sigma: float) -> bool:
+    """Three nights in a row off the same way by more than 3 sigmas and 5 %:
+    the real history changed level there (a running median of 9 lags a step),
+    so the block is not noise around one level and would carry a wrong label."""
+    off = [0 if abs(v) <= max(3 * sigma, 0.05) else (1 if v > 0 else -1) for v in r]
+    return any(off[j] and off[j] == off[j + 1] == off[j + 2] for j in range(len(off) - 2))
+
+
+def _level(rng) -> float:
+    return rng.choice([9000.0, 40000.0, 60000.0, 250000.0, 2.5, 120.0])
+
+
+def real_noise_cases(rng):
+    out = []
+
+    def add(name, label, logs, level, better="bigger"):
+        values = [level * math.exp(v if better == "bigger" else -v) for v in logs]
+        out.append({"name": name, "label": label, "better": better,
+                    "values": [float(f"{v:.6g}") for v in values]})
+
+    for k in range(100):  # real noise, no change
+        add(f"real-flat-{k}", "Steady", _real(rng, LENGTH), _level(rng), rng.choice(["bigger", "smaller"]))
+    for k in range(120):  # a 30-40 % step from a quiet level (a real series with
+        # sigma <= 2.5 %, like the GPU node's 1-2 %) to one 1.5-3x noisier
+        size, age = rng.uniform(0.30, 0.40), rng.choice([4, 5, 6, 7, 8, 9])
+        label = "Regressed" if k % 3 else "Faster"
+        shift = math.log(1 - size) if label == "Regressed" else math.log(1 + size)
+        before = _real(rng, LENGTH - age, calm_tail=0, max_sigma=0.025)
+        after = [shift + v for v in _real(rng, age, scale=rng.uniform(1.5, 3.0), max_sigma=0.025)]
+        add(f"noisier-step-{label}-{k}", label, before + after, _level(rng), rng.choice(["bigger", "smaller"]))
+    for k in range(120):  # 10-15 nights, a deep dip (to 10-50 %) in the first four
+        n = rng.randrange(10, 16)
+        logs = _real(rng, n)
+        logs[rng.randrange(0, 4)] += math.log(rng.uniform(0.1, 0.5))
+        add(f"short-early-dip-{k}", "Steady", logs, _level(rng), rng.choice(["bigger", "smaller"]))
     return out
 
 
