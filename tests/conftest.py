@@ -44,3 +44,10 @@ def gh(tmp_path) -> tuple[Path, dict]:
     env = {"FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
            "GITHUB_REPOSITORY": REPO, "GH_TOKEN": "fake-token"}
     return root, env
+
+
+@pytest.fixture(autouse=True)
+def _own_machine_lock(tmp_path_factory, monkeypatch):
+    """Each test its own machine lock (bench/measure/lock.py, $BENCH_LOCK): a
+    test's `bench run` never waits for another engineer's real run on this host."""
+    monkeypatch.setenv("BENCH_LOCK", str(tmp_path_factory.mktemp("lock") / "bench.lock"))
