@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Iterable
 
+from bench.records.newest import is_newer, newness
 from bench.records.record import RunRecord
 
 SeriesKey = tuple[str, str, str, str]  # backend, device, model, mode
@@ -86,7 +87,7 @@ class Series:
         if not self.points:
             return True
         p = self.points[-1]
-        return (f.started_at, f.attempt) > (p.started_at, p.attempt)
+        return is_newer(f, p)
 
 
 # Keras itself is the suspect, not "another change": its packages are left out.
@@ -134,7 +135,7 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
                           env=env_fingerprint(rec.environment))
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
-                if old is None or (p.started_at, p.attempt) > (old.started_at, old.attempt):
+                if old is None or is_newer(p, old):
                     days[p.day] = p
                 meta[key] = (r.unit, r.better)
             else:
@@ -145,7 +146,6 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     out = {}
     for key in sorted(seen):
         unit, better = meta[key]
-        order = lambda f: (f.started_at, f.attempt)  # noqa: E731
         points = sorted(ok.get(key, {}).values(), key=lambda p: p.day)
         if points:
             # A bench that changed its unit (MiB/s -> GiB/s in a real history)
@@ -155,8 +155,8 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
         out[key] = Series(
             key=key, unit=unit, better=better,
             points=tuple(points),
-            failures=tuple(sorted(fails.get(key, []), key=order)),
-            skipped=tuple(sorted(skips.get(key, []), key=order)),
+            failures=tuple(sorted(fails.get(key, []), key=newness)),
+            skipped=tuple(sorted(skips.get(key, []), key=newness)),
             last_seen=seen[key],
         )
     return out

@@ -9,20 +9,26 @@ Two kinds, chosen by what --base names:
   merge-base on the same runner. All their ok samples, pooled per series,
   whatever their event or keras_source.
 
+Besides: per series, the one-value-per-run metrics (latency p99, peak
+memory; bench.compare.extras) of the same nights or records, and for a
+single base record its workers' figures and A/B side, to pair with the head.
+
 Nothing here writes; a bad file in a data folder is skipped with a warning
 (bench.records.history), a bad record named explicitly stops the command.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence, TextIO
 
+from bench.records.newest import is_newer
 from bench.records.history import STDERR, load_history
 from bench.records.record import RunRecord
 from bench.analyse.series import Series, SeriesKey, build_series
+from bench.compare.extras import ab_side, metric_values, worker_values
 from bench.compare.files import read_records
 
 Target = tuple[str, str]  # backend, device
@@ -42,6 +48,8 @@ class BaseEntry:
     run_values: tuple[float, ...]
     samples: tuple[float, ...]
     count: int                   # nights or records it draws on
+    workers: tuple[float | None, ...] = ()  # one base record's workers (None: failed or disturbed)
+    ab: tuple[str, str] | None = None       # that record's (A/B id, side)
 
     def __post_init__(self):
         if self.kind not in (NIGHTS, RECORDS):
@@ -55,6 +63,7 @@ class Baseline:
     entries: Mapping[SeriesKey, BaseEntry]
     environments: Mapping[Target, Mapping[str, Any]]  # newest base record's environment per target
     description: str                                 # e.g. "last 7 nights of data/" for the headline
+    metrics: Mapping[tuple[SeriesKey, str], BaseEntry] = field(default_factory=lambda: MappingProxyType({}))  # extras.METRICS
 
 
 def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None = STDERR) -> Baseline:
@@ -80,12 +89,15 @@ def baseline_from_history(records: Iterable[RunRecord], nights: int, description
     if nights < 1:
         raise ValueError(f"--nights is {nights!r}; expected a positive number of nights")
     records = [r for r in records if r.is_nightly]
-    entries = {}
+    entries, metrics = {}, {}
+    by_run = {(r.backend, r.device, r.run_id, r.attempt): r for r in records}
     for key, series in build_series(records).items():
         entry = _from_series(series, nights)
         if entry is not None:
             entries[key] = entry
-    return Baseline(MappingProxyType(entries), _newest_environments(records), description)
+            metrics.update(_night_metrics(series, nights, by_run))
+    return Baseline(MappingProxyType(entries), _newest_environments(records), description,
+                    MappingProxyType(metrics))
 
 
 def baseline_from_records(records: Iterable[RunRecord], description: str) -> Baseline:
@@ -94,17 +106,28 @@ def baseline_from_records(records: Iterable[RunRecord], description: str) -> Bas
     pooled: dict[SeriesKey, list[float]] = {}
     values: dict[SeriesKey, list[float]] = {}
     meta: dict[SeriesKey, tuple[str, str]] = {}
+    workers: dict[SeriesKey, tuple[tuple[float | None, ...], tuple[str, str] | None]] = {}
+    extra: dict[tuple[SeriesKey, str], tuple[list[float], str]] = {}
     for rec in records:
-        for r in rec.results:
+        for r, raw in zip(rec.results, rec.data["results"]):
             if r.status != "ok":
                 continue
             key = (rec.backend, rec.device, r.model, r.mode)
             pooled.setdefault(key, []).extend(r.samples or (r.value,))
             values.setdefault(key, []).append(r.value)
             meta[key] = (r.unit, r.better)
+            workers[key] = (worker_values(raw), ab_side(rec.data))
+            for name, (value, unit) in metric_values(raw).items():
+                extra.setdefault((key, name), ([], unit))[0].append(value)
     entries = {key: BaseEntry(key, *meta[key], kind=RECORDS, run_values=tuple(values[key]),
-                              samples=tuple(pooled[key]), count=len(values[key])) for key in sorted(pooled)}
-    return Baseline(MappingProxyType(entries), _newest_environments(records), description)
+                              samples=tuple(pooled[key]), count=len(values[key]),
+                              # workers pair only when one base record holds the series
+                              **(dict(zip(("workers", "ab"), workers[key])) if len(values[key]) == 1 else {}))
+               for key in sorted(pooled)}
+    metrics = {mk: BaseEntry(mk[0], unit, "smaller", RECORDS, run_values=tuple(vs), samples=tuple(vs), count=len(vs))
+               for mk, (vs, unit) in sorted(extra.items())}
+    return Baseline(MappingProxyType(entries), _newest_environments(records), description,
+                    MappingProxyType(metrics))
 
 
 def _from_series(series: Series, nights: int) -> BaseEntry | None:
@@ -116,10 +139,26 @@ def _from_series(series: Series, nights: int) -> BaseEntry | None:
                      run_values=tuple(p.value for p in points), samples=samples, count=len(points))
 
 
+def _night_metrics(series: Series, nights: int, by_run: Mapping) -> dict[tuple[SeriesKey, str], BaseEntry]:
+    """The metrics of the records that made the series' last `nights` points
+    (so the night's choice of run is the series' own, bench.analyse.series)."""
+    backend, device, model, mode = series.key
+    found: dict[str, tuple[list[float], str]] = {}
+    for p in series.points[-nights:]:
+        rec = by_run.get((backend, device, p.run_id, p.attempt))
+        raws = [raw for raw in (rec.data["results"] if rec else ())
+                if raw.get("model") == model and raw.get("mode") == mode and raw.get("status") == "ok"]
+        for name, (value, unit) in (metric_values(raws[-1]) if raws else {}).items():
+            found.setdefault(name, ([], unit))[0].append(value)
+    return {(series.key, name): BaseEntry(series.key, unit, "smaller", NIGHTS, run_values=tuple(vs),
+                                          samples=tuple(vs), count=len(vs))
+            for name, (vs, unit) in sorted(found.items())}
+
+
 def _newest_environments(records: Iterable[RunRecord]) -> Mapping[Target, Mapping[str, Any]]:
     newest: dict[Target, RunRecord] = {}
     for rec in records:
         t = (rec.backend, rec.device)
-        if t not in newest or (rec.started_at, rec.attempt) > (newest[t].started_at, newest[t].attempt):
+        if t not in newest or is_newer(rec, newest[t]):
             newest[t] = rec
     return MappingProxyType({t: rec.environment for t, rec in sorted(newest.items())})

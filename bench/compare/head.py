@@ -4,26 +4,35 @@ Head records may come from any event and any keras_source: they are
 compared, never charted. When several head records hold the same series
 (a rerun), the newest result wins (newest started_at, then highest attempt),
 as a rerun replaces a night's point in the history.
+
+Besides each result's repeat samples: its workers' figures and the record's
+A/B side (to pair with the other side, bench.compare.verdicts), and the
+one-value-per-run metrics (latency p99, peak memory) as entries of their own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Sequence, TextIO
 
+from bench.records.newest import newness
 from bench.records.history import STDERR
 from bench.records.record import ErrorInfo, RunRecord
 from bench.analyse.series import SeriesKey
 from bench.compare.baseline import Target
+from bench.compare.extras import ab_side, metric_values, worker_values
 from bench.compare.files import read_records
+
+MetricKey = tuple[SeriesKey, str]  # a series and one of extras.METRICS
 
 
 @dataclass(frozen=True)
 class HeadEntry:
     """One series' head result: its repeat samples (unit, better) when ok,
-    its error (kind, message) when failed or skipped."""
+    its error (kind, message) when failed or skipped; `workers`: each
+    worker's figure (None: failed or disturbed), `ab`: (A/B id, side)."""
 
     key: SeriesKey
     status: str                   # ok | failed | skipped
@@ -31,6 +40,8 @@ class HeadEntry:
     better: str
     samples: tuple[float, ...]
     error: ErrorInfo | None
+    workers: tuple[float | None, ...] = ()
+    ab: tuple[str, str] | None = None
 
     def __post_init__(self):
         if self.status == "ok" and not self.samples:
@@ -43,6 +54,7 @@ class HeadEntry:
 class Head:
     entries: Mapping[SeriesKey, HeadEntry]
     environments: Mapping[Target, Mapping[str, Any]]  # newest head record's environment per target
+    metrics: Mapping[MetricKey, HeadEntry] = field(default_factory=lambda: MappingProxyType({}))  # better: smaller
 
 
 def load_head(paths: Sequence[str | Path], warn: TextIO | None = STDERR) -> Head:
@@ -56,15 +68,22 @@ def load_head(paths: Sequence[str | Path], warn: TextIO | None = STDERR) -> Head
 
 def head_from_records(records: Iterable[RunRecord]) -> Head:
     """The newest result per series, and the newest environment per target (pure)."""
-    ordered = sorted(records, key=lambda r: (r.started_at, r.attempt))
-    entries, envs = {}, {}
+    ordered = sorted(records, key=newness)
+    entries, envs, metrics = {}, {}, {}
     for rec in ordered:  # later (newer) records overwrite earlier ones
         envs[(rec.backend, rec.device)] = rec.environment
-        for r in rec.results:
+        ab = ab_side(rec.data)
+        for r, raw in zip(rec.results, rec.data["results"]):
             key = (rec.backend, rec.device, r.model, r.mode)
+            for name in [m for m in metrics if m[0] == key]:
+                del metrics[name]  # the newer result replaces every figure of the older
             if r.status == "ok":
-                entries[key] = HeadEntry(key, "ok", r.unit, r.better, tuple(r.samples or (r.value,)), None)
+                entries[key] = HeadEntry(key, "ok", r.unit, r.better, tuple(r.samples or (r.value,)), None,
+                                         workers=worker_values(raw), ab=ab)
+                for name, (value, unit) in metric_values(raw).items():
+                    metrics[(key, name)] = HeadEntry(key, "ok", unit, "smaller", (value,), None)
             else:  # a skipped result may carry no error; it was not supported
                 error = r.error or ErrorInfo("unsupported", "")
                 entries[key] = HeadEntry(key, r.status, r.unit, r.better, (), error)
-    return Head(MappingProxyType(dict(sorted(entries.items()))), MappingProxyType(dict(sorted(envs.items()))))
+    return Head(MappingProxyType(dict(sorted(entries.items()))), MappingProxyType(dict(sorted(envs.items()))),
+                MappingProxyType(dict(sorted(metrics.items()))))

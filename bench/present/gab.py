@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from bench.records.newest import newness
 from bench.records.record import RecordError, RunRecord, format_time, safe
 from bench.present.format import format_value
 
@@ -131,7 +132,7 @@ def export_benches(records: Iterable[RunRecord], better: str = "bigger") -> Expo
     not_ok = other = 0
     superseded = []
     for rec in records:
-        order = (rec.started_at, rec.attempt)
+        order = newness(rec)
         for r in rec.results:
             if r.status != "ok":
                 not_ok += 1

@@ -7,7 +7,8 @@ SITE/
   plots/*.png                              one per series + overview.png (write_plots)
 
 data/index.json (format 1) keeps five years of nightly history small:
-  "runs":   [[run_id, attempt, keras_version|null, url|null], ...] shared by
+  "runs":   [[run_id, attempt, keras_version|null, url|null], ...] (url only
+            when it is a run page of this repository: run_url) shared by
             every series, oldest first; points and failures refer to it by index
   "series": one object per table row: the DESIGN keys of `report --format json`
             (backend, device, model, mode, latest, delta_prev, trend, runs,
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from datetime import date, datetime
@@ -39,6 +41,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from bench.records.newest import newness
 from bench.errors import BenchError
 from bench.records.record import format_time
 from bench.present.markdown import cells, render_markdown
@@ -57,6 +60,7 @@ BEFORE_SPAN = BASELINE
 # A failure message past this many characters (a whole traceback) is cut with
 # '…' in the site's data; the record keeps it whole.
 MESSAGE_CHARS = 2000
+_RUN_URL = re.compile(r"https://github\.com/([A-Za-z0-9-]+/[A-Za-z0-9._-]+)/actions/runs/[0-9]+(?:/attempts/[0-9]+)?")
 
 
 class SiteError(BenchError, ValueError):
@@ -78,11 +82,13 @@ def _round(v: float) -> float:
 
 
 def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
-               generated_at: datetime, plots: Mapping[SeriesKey, str] | None = None) -> dict:
+               generated_at: datetime, plots: Mapping[SeriesKey, str] | None = None,
+               repository: str | None = None) -> dict:
     """The dashboard's data (format in the module docstring); pure.
 
     `rows` are build_rows(series, ...) in table order; `plots` maps a series
-    key to its PNG path relative to the site root.
+    key to its PNG path relative to the site root; a run's url is kept only
+    when it is a run of `repository` (run_url).
     """
     runs = _run_table(series)
     newest = max((s.last_seen for s in series.values()), default=None)
@@ -90,7 +96,7 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
         "format": FORMAT,
         "generated_at": format_time(generated_at),
         "newest_run": format_time(newest) if newest else None,
-        "runs": [[ref[2], ref[1], ref[3] or None, ref[4] or None] for ref in runs],
+        "runs": [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs],
         "series": [_entry(row, data, series[_key(row)], runs, (plots or {}).get(_key(row)))
                    for row, data in zip(rows, rows_to_json(rows))],
     }
@@ -102,7 +108,18 @@ def _key(row: Row) -> SeriesKey:
 
 def _run_ref(x) -> tuple:
     # Points and failures share these fields; sorting them keeps indices in time order.
-    return (x.started_at, x.attempt, x.run_id, x.keras_version or "", x.url or "")
+    return (*newness(x), x.run_id, x.keras_version or "", x.url or "")
+
+
+def run_url(url: str | None, repository: str | None) -> str | None:
+    """`url` when it is a GitHub Actions run page of `repository` (owner/name;
+    any repository when None), else None: a record's url is untrusted text and
+    the dashboard links it. https://github.com/<repository>/actions/runs/<digits>,
+    optionally /attempts/<digits>."""
+    m = _RUN_URL.fullmatch(url or "")
+    if not m or (repository is not None and m.group(1).lower() != repository.lower()):
+        return None
+    return url
 
 
 def _run_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
@@ -148,7 +165,7 @@ def _change(row: Row, s: Series) -> dict | None:
 
 def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
                generated_at: datetime, plots: bool = True, template: str | Path = TEMPLATE,
-               warn: Callable[[str], None] = lambda msg: None) -> Path:
+               warn: Callable[[str], None] = lambda msg: None, repository: str | None = None) -> Path:
     """Build the whole site in a scratch folder next to `site_dir`, then swap it in.
 
     `site_dir` must be missing, empty, or an earlier site (it holds
@@ -166,7 +183,7 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
         (stage / ".nojekyll").write_text("")  # Pages serves files as they are
         plot_paths = _write_plots(stage / "plots", series, rows, warn) if plots else {}
-        index = site_index(series, rows, generated_at=generated_at, plots=plot_paths)
+        index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository)
         data = stage / "data"
         data.mkdir(exist_ok=True)
         (data / "index.json").write_text(

@@ -12,10 +12,16 @@ import os
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, TextIO
 
-from bench.records.record import RecordError, RunRecord, load
+from bench.records.newest import newness
+from bench.records.guard import Limits
+from bench.records.record import RecordError, format_time, RunRecord, load
+
+# How far after now a record may be dated: the publish gate's allowance.
+FUTURE = Limits.ahead
 
 
 @dataclass(frozen=True)
@@ -48,10 +54,13 @@ STDERR = object()  # a default `warn`, resolved at call time: tests and callers 
 
 
 def load_history(data_dir: str | Path, warn: TextIO | None = STDERR,  # type: ignore[assignment]
-                 progress: Callable[[int, int], None] | None = None) -> History:
+                 progress: Callable[[int, int], None] | None = None, now: datetime | None = None) -> History:
     """All valid records under `data_dir`/runs (recursively), oldest first.
 
     Skipped files are named on `warn` (default: the current sys.stderr; None: silent).
+    A record dated (started_at or night) more than a day after `now` (default:
+    the clock) is skipped too: one record from year 9999 would otherwise
+    make it the newest run and every other series Stale.
 
     `data_dir` may also be a folder of record files without runs/ (e.g. a
     `bench run --out` folder); then every *.json below it is read.
@@ -64,7 +73,7 @@ def load_history(data_dir: str | Path, warn: TextIO | None = STDERR,  # type: ig
     if warn is STDERR:
         warn = sys.stderr
     with paused_gc():
-        return _load(files, warn, progress)
+        return _load(files, warn, progress, now or datetime.now(timezone.utc))
 
 
 def _json_files(top: Path) -> list[str]:
@@ -78,18 +87,23 @@ def _json_files(top: Path) -> list[str]:
     return out
 
 
-def _load(files: list[Path], warn: TextIO | None, progress) -> History:
+def _load(files: list[Path], warn: TextIO | None, progress, now: datetime) -> History:
     records, problems = [], []
+    latest = now + FUTURE
     for i, f in enumerate(files):
         if f.name.startswith(".tmp-"):
             continue  # an interrupted atomic write elsewhere; never a record
         try:
-            records.append(load(f))
+            rec = load(f)
+            if rec.started_at > latest or rec.night > latest.date():
+                raise RecordError(f"{rec.source}: dated {rec.data['run'].get('night') or rec.data['run']['started_at']}, "
+                                  f"after {format_time(latest)} (a day from now); expected a record of a past run")
+            records.append(rec)
         except RecordError as e:
             problems.append(f"skipped {e}")
             if warn is not None:
                 print(f"bench: skipped {e}", file=warn)
         if progress is not None:
             progress(i + 1, len(files))
-    records.sort(key=lambda r: (r.started_at, r.attempt, r.source))
+    records.sort(key=lambda r: (*newness(r), r.source))
     return History(tuple(records), tuple(problems))
