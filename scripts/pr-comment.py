@@ -40,6 +40,7 @@ sys.path.insert(0, str(REPO_ROOT))
 
 from bench.records import record as record_mod  # noqa: E402  (after the path tweak)
 from bench.compare.markdown import MARKER  # noqa: E402  (the sticky comment's hidden marker)
+from bench.present.escape import markdown as escape  # noqa: E402  (the one markdown escaper)
 
 PR_FILE = "pr.json"
 MAX_FILE_BYTES = 5 * 1024 * 1024  # a record is a few kB; refuse anything huge
@@ -154,11 +155,18 @@ def render(artifact: Artifact, data: Path, run_url: str) -> str:
     body = out.stdout.strip()
     if not body.startswith(MARKER):
         body = f"{MARKER}\n{body}"
-    footer = [f"Benchmarked head `{artifact.head_sha[:12]}`" + (f" in [this run]({run_url})." if run_url else ".")]
-    if artifact.rejected:
-        footer.append("Records left out (invalid):")
-        footer += [f"- `{r.splitlines()[0][:200]}`" for r in artifact.rejected]
-    return body + "\n\n" + "\n".join(footer) + "\n"
+    return body + "\n\n" + "\n".join(footer(artifact.head_sha, run_url, artifact.rejected)) + "\n"
+
+
+def footer(head_sha: str, run_url: str, rejected: tuple[str, ...]) -> list[str]:
+    """The comment's last lines. A rejection reason is record text (a file
+    name, a validator message quoting the bad value): escaped, never put in
+    a code span, where a backtick of its own would close the span."""
+    lines = [f"Benchmarked head `{head_sha[:12]}`" + (f" in [this run]({run_url})." if run_url else ".")]
+    if rejected:
+        lines.append("Records left out (invalid):")
+        lines += [f"- {escape(r.splitlines()[0][:200])}" for r in rejected]
+    return lines
 
 
 def upsert_comment(repo: str, pr: int, body: str, author: str) -> str:

@@ -44,7 +44,7 @@ def head_run(seed, factors=None, *, target=JAX, repeats=7, noise=0.02, dipped=No
         results.append(ok(model, mode, median(samples), samples))
     return make_record(list(results) + list(extra), backend=target[0], device=target[1],
                        started_at=T0 + timedelta(days=60), run_id=f"pr-{seed}", event="pull_request",
-                       environment={"keras_source": "pr:123"})
+                       environment={"keras_source": "git"})
 
 
 def verdicts(history, *heads):
@@ -103,7 +103,7 @@ def one_head(level, *, seed=9, better="bigger", unit="samples/s", repeats=7):
     samples = [level * (1 + rng.gauss(0, 0.02)) for _ in range(repeats)]
     return make_record([ok("cnn", "train", median(samples), samples, better=better, unit=unit)],
                        backend="jax", device="rtx-5070-ti", started_at=T0 + timedelta(days=40),
-                       event="pull_request", environment={"keras_source": "git:master"})
+                       event="pull_request", environment={"keras_source": "git"})
 
 
 def test_deep_dip_nights_in_the_baseline_neither_flatter_nor_hide():
@@ -183,7 +183,7 @@ def test_failed_missing_new_and_skipped(history):
 
 def test_base_records_pool_their_samples_and_the_newest_head_wins():
     base = [make_record([ok("cnn", "train", 9000.0, [9000.0 + d for d in (-90, -40, 0, 30, 80, -20, 50)])],
-                        event="pull_request", environment={"keras_source": "git:abc"})]
+                        event="pull_request", environment={"keras_source": "git"})]
     baseline = baseline_from_records(base, "1 base record")
     entry = baseline.entries[("jax", "local-cpu", "cnn", "train")]
     assert (entry.kind, len(entry.samples), entry.run_values) == ("records", 7, (9000.0,))
@@ -202,13 +202,13 @@ def test_environment_differences_between_base_and_head():
                         environment={"backend_versions": {"jax": "0.7.0", "jaxlib": "0.7.0"},
                                      "runner": "gpu-1", "python": "3.11.7"})]
     head = [make_record([ok("cnn", "train", 9000.0)], keras_version="3.16.0.dev2026110102+pr123",
-                        environment={"keras_source": "pr:123",
+                        environment={"keras_source": "git",
                                      "backend_versions": {"jax": "0.7.1", "jaxlib": "0.7.0"},
                                      "runner": "gpu-2", "python": "3.11.7"})]
     outcome = build_outcome(baseline_from_records(base, "b"), head_from_records(head), SETTINGS)
     assert [(d.field, d.base, d.head) for d in outcome.differences] == [
         ("keras_version", "3.16.0.dev2026110102", "3.16.0.dev2026110102+pr123"),
-        ("keras_source", "nightly", "pr:123"),
+        ("keras_source", "nightly", "git"),
         ("backend_versions.jax", "0.7.0", "0.7.1"),
         ("runner", "gpu-1", "gpu-2"),
     ]

@@ -104,3 +104,61 @@ def test_bad_input_is_refused_with_the_value():
         stats.compare_samples([1.0], [1.0], 2)
     with pytest.raises(ValueError, match="better is 'up'"):
         stats.drop_dips([1.0], "up")
+
+
+def test_interval_is_the_same_in_batches_small_enough_for_any_memory(monkeypatch):
+    # 20,000 values took 1.2 GB when all 4000 resamples were drawn at once;
+    # batches bound it. Up to BOOTSTRAP_BATCH_VALUES / 4000 values the single
+    # batch gives exactly the old draws; smaller batches draw in another
+    # order, so only the figure, not each digit, stays the same.
+    rng = random.Random(5)
+    x = [rng.gauss(0.9, 0.03) for _ in range(40)]
+    y = [rng.gauss(1.0, 0.03) for _ in range(40)]
+    whole = stats.ratio_interval(x, y, 0.01)
+    monkeypatch.setattr(stats, "BOOTSTRAP_BATCH_VALUES", 40 * 100)  # 40 batches of 100 resamples
+    batched = stats.ratio_interval(x, y, 0.01)
+    assert batched != whole and batched == pytest.approx(whole, abs=0.01)
+    assert stats.ratio_interval(x, y, 0.01) == batched  # still seeded
+
+
+def test_interval_with_one_value_on_a_side_resamples_the_other():
+    lo, hi = stats.ratio_interval([90.0], [100.0, 101, 99, 100.5, 99.5], 0.01)
+    assert -0.11 < lo < -0.10 < hi < -0.09
+    assert stats.ratio_interval([90.0], [100.0], 0.01) == pytest.approx((-0.1, -0.1))
+
+
+def test_paired_comparison_is_a_t_test_of_the_log_ratios():
+    base = [100.0, 90.0, 110.0, 95.0, 105.0]
+    head = [b * r for b, r in zip(base, (0.95, 0.96, 0.94, 0.95, 0.955))]
+    c = stats.compare_pairs(head, base, 0.01)
+    logs = [math.log(r) for r in (0.95, 0.96, 0.94, 0.95, 0.955)]
+    sp = pytest.importorskip("scipy.stats")
+    ref = sp.ttest_1samp(logs, 0.0)
+    assert c.p_value == pytest.approx(ref.pvalue) and c.p_value < 0.001
+    assert c.delta == pytest.approx(math.exp(sum(logs) / 5) - 1)
+    assert -0.07 < c.interval[0] < c.delta < c.interval[1] < -0.03
+    assert (c.base_n, c.head_n) == (5, 5)
+    same = stats.compare_pairs(base, base, 0.01)  # no spread at all
+    assert (same.p_value, same.delta, same.interval) == (1.0, 0.0, (0.0, 0.0))
+    with pytest.raises(ValueError, match="3 head and 2 base; expected the same number"):
+        stats.compare_pairs([1.0, 1, 1], [1.0, 1], 0.01)
+
+
+def test_u_critical_scale_is_where_the_u_test_first_reaches_alpha():
+    base = [100.0, 101, 99, 100.5, 99.5, 100.2, 99.8]
+    head = list(base)
+    k = stats.u_critical_scale(head, base, 0.01, down=True)
+    assert k < 1.0
+    assert stats.mann_whitney_p([v * k for v in head], base) < 0.01
+    assert stats.mann_whitney_p([v * k * 1.001 for v in head], base) >= 0.01
+    up = stats.u_critical_scale(head, base, 0.01, down=False)
+    assert up > 1.0 and stats.mann_whitney_p([v * up for v in head], base) < 0.01
+    assert stats.u_critical_scale([1.0, 2, 3], [1.5, 2.5, 3.5], 0.01, down=True) is None  # 3 vs 3: never
+
+
+def test_prediction_critical_matches_the_prediction_test():
+    runs = [100.0, 102.0, 98.0, 101.0, 99.0]
+    crit = stats.prediction_critical(runs, 0.01)
+    centre = sum(math.log(v) for v in runs) / 5
+    assert stats.prediction_p_value(math.exp(centre + crit), runs) == pytest.approx(0.01)
+    assert stats.prediction_critical([100.0], 0.01) == math.inf

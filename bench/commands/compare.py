@@ -3,7 +3,10 @@
 --base is either a data folder (a checkout of the data branch, holding
 runs/): the baseline of each series is then its last N nights; or run record
 files (or a folder of them without runs/), e.g. a run of the merge-base on
-the same runner: then all their repeat samples. --head records may be of any
+the same runner: then all their repeat samples. When --base and --head
+are the two records of one same-machine A/B run (`bench run --ab`, run.ab),
+each benchmark is compared pair by pair: worker i of one side against worker
+i of the other; records that are no A/B pair get the unpaired test. --head records may be of any
 event and Keras source (a pull request, a git ref); they are compared, never
 charted. The markdown's first line is a hidden marker for a sticky comment;
 it works as a $GITHUB_STEP_SUMMARY too.
@@ -13,6 +16,11 @@ A change is called when the medians differ by at least compare.min_change
 head's repeats against the baseline's values and, with 3 or more nights or
 base runs, a t test of the head as one more of them. Deep dips of a shared
 machine (a night or repeat >10 % below its group's median) are left out.
+Every rule is listed below and in the output's footer; per benchmark the
+output gives the smallest slowdown it could have called ("sees") and warns
+when that is more than compare.min_change (too few repeats to see it).
+Latency p99 and peak memory (one value per run, smaller is better) are
+compared too, as rows of their own.
 
 Exit status: 0 whatever the verdicts; with --fail-on slower, 1 when any
 benchmark is slower; 2 on bad input.
@@ -21,6 +29,7 @@ benchmark is slower; 2 on bad input.
 from __future__ import annotations
 
 import sys
+import textwrap
 from pathlib import Path
 
 from bench import config
@@ -31,6 +40,7 @@ from bench.compare.head import load_head
 from bench.compare.jsonout import render_json
 from bench.compare.markdown import render_markdown
 from bench.compare.outcome import build_outcome
+from bench.compare.verdicts import rules
 
 
 def add_arguments(parser):
@@ -44,6 +54,9 @@ def add_arguments(parser):
     parser.add_argument("--fail-on", choices=("slower",), default=None,
                         help="exit 1 when any benchmark is slower (for a required check)")
     parser.add_argument("--out", default=None, help="write here instead of stdout")
+    parser.epilog = "rules, in the order they are checked:\n" + "\n".join(
+        textwrap.fill(rule, 78, initial_indent=f"{i:2d}. ", subsequent_indent="    ")
+        for i, rule in enumerate(rules(), 1))
 
 
 def main(args) -> int:

@@ -1,9 +1,16 @@
 """The comparison as JSON: the same facts as the markdown, for machines.
 
-{"benchmarks": [{backend, device, model, mode, base, head, delta, verdict,
-  interval, p_value, unit, better, base_n, head_n, basis, error}, ...],
+{"benchmarks": [{backend, device, model, mode, metric, base, head, delta,
+  verdict, reason, interval, p_value, unit, better, base_n, head_n, basis,
+  detectable, error, ...}, ...],
  "counts": {verdict: n}, "environment": [{backend, device, field, base, head}],
- "baseline": "...", "min_change": 0.03, "alpha": 0.01}
+ "baseline": "...", "min_change": 0.03, "alpha": 0.01,
+ "rules": ["...", ...], "warnings": ["too few repeats to see 3% in ...", ...]}
+
+metric is "" for the benchmark's own value, else e.g. "p99" or "host
+memory"; reason says which rule kept an unchanged row unchanged;
+detectable is the smallest slowdown (a fraction) the rules could have
+called, null when not compared or when none could be.
 
 base/head are medians in `unit`, delta = head/base - 1 (a fraction, null when
 either is missing), interval = [lo, hi] of that fraction or null, error =
@@ -27,7 +34,17 @@ def render_json(outcome: Outcome) -> str:
         "baseline": outcome.baseline,
         "min_change": outcome.min_change,
         "alpha": outcome.alpha,
+        "rules": list(outcome.rules()),
+        "warnings": [blind_warning(r, outcome.min_change) for r in outcome.blind()],
     })
+
+
+def blind_warning(r: Row, min_change: float) -> str:
+    """One line: which benchmark cannot see min_change, and what it can see (plain text)."""
+    name = "/".join((r.backend, r.device, r.model, r.mode) + ((r.metric,) if r.metric else ()))
+    sees = ("no change at all" if r.detectable is None
+            else f"only changes of {r.detectable * 100:.1f}% or more")
+    return f"too few repeats to see {min_change * 100:g}% in {name}: it could call {sees}"
 
 
 def _row(r: Row) -> dict:

@@ -6,12 +6,19 @@ messages, environment values, the data folder's name) goes through
 `escape`: head records are untrusted (pull-request code wrote them), and a
 pipe, backtick, bracket or HTML tag in them must not break the table, inject
 markup or mention anyone.
+
+After the legend, a warning names each benchmark that could not have called
+a slowdown of min_change (too few repeats for this noise); the table's
+"sees" column gives the smallest slowdown each could have called, the note
+says which rule kept an unchanged row unchanged, and the footer lists every
+rule (bench.compare.verdicts.RULES).
 """
 
 from __future__ import annotations
 
 from bench.present import format as fmt
 from bench.present.format import DASH
+from bench.compare.jsonout import blind_warning
 from bench.compare.outcome import Outcome
 from bench.compare.verdicts import Row
 from bench.present.escape import markdown as escape  # the one markdown escaper (issue 15)
@@ -24,6 +31,10 @@ MAX_MESSAGE = 200  # characters of an error message in a table cell
 
 def render_markdown(outcome: Outcome) -> str:
     lines = [MARKER, f"### Benchmark comparison: {outcome.headline()}", "", _legend(outcome), ""]
+    blind = outcome.blind()
+    if blind:
+        lines += [f"⚠️ {escape(blind_warning(r, outcome.min_change))}" + ("  " if i < len(blind) - 1 else "")
+                  for i, r in enumerate(blind)] + [""]
     if outcome.rows:
         lines += _table(outcome)
     if outcome.differences:
@@ -32,6 +43,9 @@ def render_markdown(outcome: Outcome) -> str:
         lines += [_cells(d.backend, d.device, d.field, d.base or "—", d.head or "—")
                   for d in outcome.differences]
         lines += ["", "</details>"]
+    lines += ["", f"<details><summary>Rules ({len(outcome.rules())})</summary>", ""]
+    lines += [f"{i}. {rule}" for i, rule in enumerate(outcome.rules(), 1)]  # our own text: no escaping
+    lines += ["", "</details>"]
     return "\n".join(lines) + "\n"
 
 
@@ -50,19 +64,24 @@ def _legend(o: Outcome) -> str:
     return (f"Head against the {escape(o.baseline)}. A change is called when the medians differ by at "
             f"least {o.min_change * 100:g}% and p < {o.alpha:g} (two-sided Mann–Whitney U test of the head's "
             f"repeats and, given 3 or more nights or base runs, a t test of the head as one more of them); "
-            f"the interval is a {_confidence(o.alpha)} bootstrap interval of the change.")
+            f"the interval is a {_confidence(o.alpha)} bootstrap interval of the change; "
+            f"\"sees\" is the smallest slowdown it could have called. Every rule is listed below."
+            + (" Rows marked A/B worker pairs pair worker i of the base with worker i of the head "
+               "(they ran back to back): a paired t test of the log ratios and its interval."
+               if any(r.basis == "pairs" for r in o.rows) else ""))
 
 
 def _table(o: Outcome) -> list[str]:
     head = ["verdict", "backend", "device", "model", "mode", "base", "head", "delta",
-            f"{_confidence(o.alpha)} interval", "note"]
+            f"{_confidence(o.alpha)} interval", "sees", "note"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in o.rows:
         interval = "—" if r.interval is None else f"{format_delta(r.interval[0])} … {format_delta(r.interval[1])}"
         out.append("| " + " | ".join([
-            LABELS[r.verdict], escape(r.backend), escape(r.device), escape(r.model), escape(r.mode),
+            LABELS[r.verdict], escape(r.backend), escape(r.device), escape(r.model),
+            escape(f"{r.mode} {r.metric}" if r.metric else r.mode),
             format_value(r.base, r.unit), format_value(r.head, r.unit), format_delta(r.delta),
-            interval, _note(r)]) + " |")
+            interval, _sees(r), _note(r)]) + " |")
     return out
 
 
@@ -74,11 +93,25 @@ def _note(r: Row) -> str:
         return "no baseline"
     if r.verdict == "missing":
         return "not in the head"
-    against = {"nights": "nights", "runs": "base runs", "samples": "base repeats"}[r.basis]
+    if r.p_value is None:  # a one-value metric with too few base values
+        return escape(r.reason or "")
     p = r.p_value if r.p_prediction is None else max(r.p_value, r.p_prediction)  # the deciding one
-    note = f"p={p:.2g}, {r.head_n} repeats vs {r.base_n} {against}"
-    dips = [f"{n} {side} dip{'s' * (n > 1)}" for n, side in ((r.head_dips, "head"), (r.base_dips, "base")) if n]
-    return note + (f", {' and '.join(dips)} left out" if dips else "")
+    if r.basis == "pairs":
+        note = f"p={p:.2g}, {r.head_n} A/B worker pairs"
+        left = [f"{r.pairs_left_out} pair{'s' * (r.pairs_left_out > 1)}"] if r.pairs_left_out else []
+    else:
+        against = {"nights": "nights", "runs": "base runs", "samples": "base repeats"}[r.basis]
+        note = f"p={p:.2g}, {r.head_n} {'value' if r.metric else 'repeats'} vs {r.base_n} {against}"
+        left = [f"{n} {side} dip{'s' * (n > 1)}" for n, side in ((r.head_dips, "head"), (r.base_dips, "base")) if n]
+    note += f", {' and '.join(left)} left out" if left else ""
+    return note + (f"; {escape(r.reason)}" if r.reason else "")
+
+
+def _sees(r: Row) -> str:
+    """The smallest slowdown the rules could have called ("nothing": none)."""
+    if r.p_value is None:
+        return "nothing" if r.basis is not None else DASH
+    return "nothing" if r.detectable is None else f"≥{r.detectable * 100:.1f}%"
 
 
 def _cells(*texts: str) -> str:

@@ -9,7 +9,7 @@ from bench.config import Compare
 from bench.compare.baseline import Baseline
 from bench.compare.envdiff import EnvDiff, environment_differences
 from bench.compare.head import Head
-from bench.compare.verdicts import VERDICTS, Row, compare
+from bench.compare.verdicts import VERDICTS, Row, compare, rules
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,16 @@ class Outcome:
         """Rows per verdict, in VERDICTS order, only those present."""
         found = [r.verdict for r in self.rows]
         return {v: found.count(v) for v in VERDICTS if v in found}
+
+    def rules(self) -> tuple[str, ...]:
+        """Every rule the verdicts applied, with these settings (verdicts.RULES)."""
+        return rules(self.min_change, self.alpha)
+
+    def blind(self) -> tuple[Row, ...]:
+        """Compared rows that could not have called a slowdown of min_change:
+        too few repeats (or too much noise) to see it."""
+        return tuple(r for r in self.rows if r.p_value is not None
+                     and (r.detectable is None or r.detectable > self.min_change + 1e-12))
 
     def headline(self) -> str:
         """e.g. '2 slower, 1 faster, 9 unchanged'."""

@@ -11,11 +11,18 @@ Verdicts, in the order they are shown:
              the others)
   faster     as slower, in the good direction
   new        the head has it, the baseline has no value for it
-  unchanged  otherwise: smaller than min_change, or within the noise
+  unchanged  otherwise: smaller than min_change, or within the noise (the
+             row's `reason` names the rule that held it back)
+
+Every rule is stated once, in RULES (shown by `bench compare --help` and
+in the footer of its markdown and json), and every compared row carries
+`detectable`: the smallest slowdown these rules could have called with
+these values and this noise (None: none at all).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from statistics import median
 
@@ -24,13 +31,54 @@ from bench.records.record import ErrorInfo
 from bench.analyse.series import SeriesKey
 from bench.compare.baseline import NIGHTS, BaseEntry, Baseline
 from bench.compare.head import Head, HeadEntry
-from bench.compare.stats import Comparison, compare_samples, drop_dips, min_p_value, prediction_p_value
+from bench.compare.stats import (DIP_DEPTH, DIP_SIGMAS, Comparison, compare_pairs, compare_samples, drop_dips,
+                                 min_p_value, paired_critical, prediction_critical, prediction_p_value,
+                                 u_critical_scale)
 
 VERDICTS = ("slower", "failed", "missing", "faster", "new", "unchanged")
-BASIS = ("nights", "runs", "samples")
+# What the head is tested against: one value per night, per base run, every
+# base repeat, or (an A/B run) worker i of the base side paired with worker i.
+BASIS = ("nights", "runs", "samples", "pairs")
 # The prediction test needs a spread of runs: from fewer values it is unknown
 # (and with 2, a t test on 1 degree of freedom would never call anything).
 MIN_RUNS_FOR_SPREAD = 3
+
+# Every rule a verdict applies, in the order they are checked. {min_change},
+# {alpha} and {confidence} are filled in with the settings (or, in --help,
+# their names in benchmarks.yaml). One place: the help, the markdown footer
+# and the json all show this text.
+RULES = (
+    "dips: a repeat, night or base run more than {depth:.0%} and {sigmas:g} robust sigmas worse than "
+    "its group's median is left out first (a disturbed machine, not Keras)",
+    "values: the head's repeats are tested against one value per night or base run; when there are too few "
+    "of those for the test to ever reach p < {alpha}, every base repeat stands in; when even that cannot "
+    "(3 repeats against 3: the smallest p is 0.1), nothing can be called",
+    "size: the medians must differ by at least {min_change}",
+    "test: p < {alpha} in a two-sided Mann-Whitney U test of the head's repeats against those values",
+    "ordinary run: given 3 or more nights or base runs, p < {alpha} also in a t test of the head's median "
+    "as one more of them (log scale): a run's repeats share its night, so only runs show the run-to-run spread",
+    "interval: the {confidence} bootstrap interval of the change (ratio of the medians) lies wholly on one side "
+    "of 0, so the interval shown never contradicts the verdict",
+    "A/B pairs: when base and head are the two sides of one `bench run --ab` run, worker i of one side is paired "
+    "with worker i of the other; the test and interval are a paired t test of the log ratios (p < {alpha}, "
+    "its {confidence} interval); a failed, disturbed or far-off pair is left out",
+    "one-value metrics (latency p99, peak memory; better: smaller): the size rule and the ordinary-run test "
+    "with its {confidence} prediction interval; with fewer than 3 nights or base runs they are shown, not called",
+    "seeing: per benchmark, the smallest slowdown these rules could have called with these values and this noise; "
+    "when that is more than {min_change} (or none at all) the comparison says so: too few repeats to see it",
+)
+
+
+def rules(min_change: float | str = "compare.min_change", alpha: float | str = "compare.alpha") -> tuple[str, ...]:
+    """RULES with the settings filled in (numbers), or their names (for --help)."""
+    if isinstance(min_change, str) or isinstance(alpha, str):
+        confidence = f"1 - {alpha}"
+        size = str(min_change)
+    else:
+        confidence = f"{(1 - alpha) * 100:g}%"
+        size = f"{min_change * 100:g}%"
+    return tuple(r.format(depth=DIP_DEPTH, sigmas=DIP_SIGMAS, min_change=size, alpha=alpha, confidence=confidence)
+                 for r in RULES)
 
 
 @dataclass(frozen=True)
@@ -46,7 +94,13 @@ class Row:
     are, one per night ("nights"), one per base record ("runs"), or every
     repeat ("samples"); base_n, head_n: values in the U test; base_runs:
     nights or records the baseline draws on; base_dips, head_dips: values
-    left out as dips of the machine (stats.drop_dips).
+    left out as dips of the machine (stats.drop_dips); metric: "" for the
+    series' own value, else one of bench.compare.extras.METRICS (latency
+    p99, peak memory); reason: for a compared row that is unchanged, the
+    rule that held it back; detectable: the smallest slowdown (a fraction
+    > 0) the rules could have called with these values and noise, None when
+    not compared or when nothing could be called; pairs_left_out: A/B pairs
+    with a failed, disturbed or far-off worker.
     """
 
     backend: str
@@ -69,6 +123,10 @@ class Row:
     base_dips: int = 0
     head_dips: int = 0
     error: ErrorInfo | None = None
+    metric: str = ""
+    reason: str | None = None
+    detectable: float | None = None
+    pairs_left_out: int = 0
 
     def __post_init__(self):
         if self.verdict not in VERDICTS:
@@ -85,6 +143,12 @@ class Row:
 
 def verdict(c: Comparison, better: str, min_change: float, alpha: float,
             p_prediction: float | None = None) -> str:
+    """faster / slower / unchanged (judge without the reason)."""
+    return judge(c, better, min_change, alpha, p_prediction)[0]
+
+
+def judge(c: Comparison, better: str, min_change: float, alpha: float,
+          p_prediction: float | None = None) -> tuple[str, str | None]:
     """faster / slower / unchanged for one comparison.
 
     A change is called only when all hold: |delta| >= min_change (a fraction,
@@ -95,21 +159,27 @@ def verdict(c: Comparison, better: str, min_change: float, alpha: float,
     better == 'bigger' (throughput), slower when better == 'smaller' (time).
     """
     lo, hi = c.interval
-    agrees = lo > 0 if c.delta > 0 else hi < 0
-    significant = c.p_value < alpha and (p_prediction is None or p_prediction < alpha)
-    if abs(c.delta) < min_change or not significant or not agrees:
-        return "unchanged"
-    return "faster" if (c.delta > 0) == (better == "bigger") else "slower"
+    if abs(c.delta) < min_change:
+        return "unchanged", f"the change is below {min_change * 100:g}%"
+    if c.p_value >= alpha:
+        return "unchanged", f"p={c.p_value:.2g} is not below {alpha:g}"
+    if p_prediction is not None and p_prediction >= alpha:
+        return "unchanged", f"an ordinary run: p={p_prediction:.2g} as one more of them"
+    if not (lo > 0 if c.delta > 0 else hi < 0):
+        return "unchanged", f"the {(1 - alpha) * 100:g}% interval {_pct(lo)} … {_pct(hi)} includes 0"
+    return ("faster" if (c.delta > 0) == (better == "bigger") else "slower"), None
 
 
 def compare(baseline: Baseline, head: Head, settings: Compare) -> tuple[Row, ...]:
     """Every head benchmark, plus the baseline's missing ones, in display order."""
     rows = [row for key, h in head.entries.items()
             if (row := _row(key, baseline.entries.get(key), h, settings)) is not None]
+    rows += [_metric_row(key, name, baseline.metrics.get((key, name)), h, settings)
+             for (key, name), h in head.metrics.items()]
     targets = {key[:2] for key in head.entries}
     rows += [_missing(b) for key, b in baseline.entries.items()
              if key[:2] in targets and key not in head.entries]
-    return tuple(sorted(rows, key=lambda r: (VERDICTS.index(r.verdict), r.key)))
+    return tuple(sorted(rows, key=lambda r: (VERDICTS.index(r.verdict), r.key, r.metric)))
 
 
 def _row(key: SeriesKey, base: BaseEntry | None, h: HeadEntry, s: Compare) -> Row | None:
@@ -121,16 +191,111 @@ def _row(key: SeriesKey, base: BaseEntry | None, h: HeadEntry, s: Compare) -> Ro
     if base is None:
         return Row(*key, verdict="new", unit=h.unit, better=h.better,
                    head=median(h.samples), head_n=len(h.samples))
+    if _is_ab_pair(base, h):
+        row = _paired_row(key, base, h, s)
+        if row is not None:
+            return row
     samples, head_dips = drop_dips(h.samples, h.better)
     runs, run_dips = drop_dips(base.run_values, h.better)
     values, basis, base_dips = _test_values(base, runs, run_dips, len(samples), s.alpha)
     c = compare_samples(samples, values, s.alpha)
     p_prediction = prediction_p_value(c.head, runs) if len(runs) >= MIN_RUNS_FOR_SPREAD else None
-    return Row(*key, verdict=verdict(c, h.better, s.min_change, s.alpha, p_prediction),
-               unit=h.unit, better=h.better, base=c.base, head=c.head, delta=c.delta,
+    if min_p_value(len(samples), len(values)) >= s.alpha:
+        call, reason = "unchanged", (f"no test can reach p < {s.alpha:g} with {len(samples)} against "
+                                     f"{len(values)} values (the smallest p is {min_p_value(len(samples), len(values)):.2g})")
+    else:
+        call, reason = judge(c, h.better, s.min_change, s.alpha, p_prediction)
+    down = h.better == "bigger"  # the direction of a slowdown
+    spread = runs if p_prediction is not None else None
+    return Row(*key, verdict=call, unit=h.unit, better=h.better, base=c.base, head=c.head, delta=c.delta,
                interval=c.interval, p_value=c.p_value, p_prediction=p_prediction, basis=basis,
                base_n=c.base_n, head_n=c.head_n, base_runs=base.count,
-               base_dips=base_dips, head_dips=head_dips)
+               base_dips=base_dips, head_dips=head_dips, reason=reason,
+               detectable=_detectable(samples, values, spread, c, down, s))
+
+
+def _detectable(samples, values, runs, c: Comparison, down: bool, s: Compare) -> float | None:
+    """The smallest slowdown (a fraction) every rule would pass, for these
+    values and this noise: the head scaled until each rule is met. Scaling
+    the head by k scales its median, and (the bootstrap being seeded) its
+    interval, by exactly k; the U test changes only where a head value
+    passes a base value (stats.u_critical_scale); the prediction test is a
+    fixed distance on the log scale. None when the U test never can."""
+    k_u = u_critical_scale(samples, values, s.alpha, down)
+    if k_u is None:
+        return None
+    ratio = c.head / c.base
+    lo, hi = c.interval
+    targets = [k_u * ratio, ratio / (1.0 + (hi if down else lo)),
+               (1.0 - s.min_change) if down else (1.0 + s.min_change)]
+    if runs is not None:
+        crit = prediction_critical(runs, s.alpha)
+        mean = sum(map(math.log, runs)) / len(runs)
+        targets.append(math.exp(mean - crit if down else mean + crit) / c.base)
+    target = min(targets) if down else max(targets)  # every rule must hold: the farthest
+    return (1.0 - target) if down else (target - 1.0)
+
+
+def _is_ab_pair(base: BaseEntry, h: HeadEntry) -> bool:
+    """Both sides of one A/B run, each with its workers: pair them."""
+    return (base.ab is not None and h.ab is not None and base.ab[0] == h.ab[0] and base.ab[1] != h.ab[1]
+            and len(base.workers) == len(h.workers) > 0)
+
+
+def _paired_row(key: SeriesKey, base: BaseEntry, h: HeadEntry, s: Compare) -> Row | None:
+    """Worker i of the head against worker i of the base (they ran back to
+    back); None when fewer than 2 usable pairs remain (the caller falls
+    back to the unpaired test)."""
+    pairs = [(a, b) for a, b in zip(h.workers, base.workers) if a is not None and b is not None]
+    ratios = [a / b for a, b in pairs]
+    kept_up, _ = drop_dips(ratios, "bigger") if len(ratios) > 2 else (tuple(ratios), 0)
+    kept, _ = drop_dips(kept_up, "smaller") if len(kept_up) > 2 else (kept_up, 0)
+    keep = [pair for pair, r in zip(pairs, ratios) if r in kept]
+    if len(keep) < 2:
+        return None
+    hv, bv = [a for a, _ in keep], [b for _, b in keep]
+    c = compare_pairs(hv, bv, s.alpha)
+    call, reason = judge(c, h.better, s.min_change, s.alpha)
+    logs = [math.log(a / b) for a, b in keep]
+    mean = sum(logs) / len(logs)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in logs) / (len(logs) - 1))
+    crit = paired_critical(len(logs), sd, s.alpha)
+    detectable = max(-math.expm1(-crit) if h.better == "bigger" else math.expm1(crit), s.min_change)
+    return Row(*key, verdict=call, unit=h.unit, better=h.better, base=c.base, head=c.head, delta=c.delta,
+               interval=c.interval, p_value=c.p_value, basis="pairs", base_n=c.base_n, head_n=c.head_n,
+               base_runs=base.count, reason=reason, detectable=detectable,
+               pairs_left_out=len(h.workers) - len(keep))
+
+
+def _metric_row(key: SeriesKey, name: str, base: BaseEntry | None, h: HeadEntry, s: Compare) -> Row:
+    """A one-value-per-run metric (better: smaller): the head's value as one
+    more night or base run (the prediction test and its interval)."""
+    value = h.samples[0]
+    if base is None:
+        return Row(*key, verdict="new", unit=h.unit, better="smaller", head=value, head_n=1, metric=name)
+    runs, dips = drop_dips(base.run_values, "smaller")
+    mid = median(runs)
+    common = dict(unit=h.unit, better="smaller", base=mid, head=value, delta=value / mid - 1.0,
+                  basis="nights" if base.kind == NIGHTS else "runs", base_n=len(runs), head_n=1,
+                  base_runs=base.count, base_dips=dips, metric=name)
+    if len(runs) < MIN_RUNS_FOR_SPREAD:
+        return Row(*key, verdict="unchanged", **common,
+                   reason=f"one value per run: {len(runs)} base value{'s' * (len(runs) != 1)}, "
+                          f"the test needs {MIN_RUNS_FOR_SPREAD}")
+    mean = sum(map(math.log, runs)) / len(runs)
+    crit = prediction_critical(runs, s.alpha)
+    p = prediction_p_value(value, runs)
+    interval = (value / math.exp(mean + crit) - 1.0, value / math.exp(mean - crit) - 1.0)
+    c = Comparison(base=mid, head=value, delta=value / mid - 1.0, interval=interval, p_value=p,
+                   base_n=len(runs), head_n=1)
+    call, reason = judge(c, "smaller", s.min_change, s.alpha)
+    detectable = max(math.exp(mean + crit) / mid - 1.0, s.min_change)
+    return Row(*key, verdict=call, **common, interval=interval, p_value=p, p_prediction=p,
+               reason=reason, detectable=detectable)
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:+.1f}%"
 
 
 def _test_values(base: BaseEntry, runs: tuple[float, ...], run_dips: int, head_n: int,

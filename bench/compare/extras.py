@@ -1,0 +1,69 @@
+"""The optional record fields a comparison reads beyond value and samples (pure).
+
+All are extensions of schema_version 1 (docs: the record contract), so old
+records lack them and a hostile one may carry anything: every reader here
+returns "absent" for a field of the wrong shape instead of failing.
+
+- run.ab = {"id", "side": "a"|"b", "python"}: one side of a same-machine
+  A/B run (`bench run --ab`);
+- results[].workers = [{"value", "status", "disturbed", ...}]: one figure
+  per worker process (protocol 2);
+- results[].latency.p99_ms (mode "latency"; its value is the p50) and
+  results[].memory.{host,device}_peak_bytes: figures with one value per
+  run, all better: smaller.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+# metric name -> (where in the result, the key there, unit); better is 'smaller' for all.
+METRICS = {
+    "p99": ("latency", "p99_ms", "ms"),
+    "host memory": ("memory", "host_peak_bytes", "bytes"),
+    "device memory": ("memory", "device_peak_bytes", "bytes"),
+}
+
+
+def ab_side(record_data: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(A/B run id, side 'a' or 'b'), or None when the record is no A/B side."""
+    ab = record_data.get("run", {}).get("ab")
+    if not isinstance(ab, Mapping):
+        return None
+    run_id, side = ab.get("id"), ab.get("side")
+    if isinstance(run_id, str) and run_id and side in ("a", "b"):
+        return run_id, side
+    return None
+
+
+def worker_values(result: Mapping[str, Any]) -> tuple[float | None, ...]:
+    """Each worker's figure in order, None for a worker that failed, was
+    disturbed or has no usable value (it pairs with nothing); () without a
+    workers list."""
+    workers = result.get("workers")
+    if not isinstance(workers, list):
+        return ()
+    return tuple(_worker_value(w) for w in workers)
+
+
+def metric_values(result: Mapping[str, Any]) -> dict[str, tuple[float, str]]:
+    """{metric: (value, unit)} of the one-value-per-run figures present."""
+    out = {}
+    for name, (group, key, unit) in METRICS.items():
+        holder = result.get(group)
+        value = holder.get(key) if isinstance(holder, Mapping) else None
+        if _positive(value):
+            out[name] = (float(value), unit)
+    return out
+
+
+def _worker_value(w: Any) -> float | None:
+    if not isinstance(w, Mapping) or w.get("status") != "ok" or w.get("disturbed") is True:
+        return None
+    value = w.get("value")
+    return float(value) if _positive(value) else None
+
+
+def _positive(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0

@@ -1,0 +1,132 @@
+"""bench compare pair by pair (same-machine A/B runs) and the one-value metrics
+(latency p99, peak memory), with records built here."""
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from bench import cli
+from bench.compare.baseline import baseline_from_history, baseline_from_records
+from bench.compare.head import head_from_records
+from bench.compare.verdicts import compare
+from bench.config import Compare
+from bench.records.record import RunRecord
+from tests.helpers import T0, make_record, ok
+
+SETTINGS = Compare(nights=7, min_change=0.03, alpha=0.01)
+# Worker figures of one A/B run: the machine drifts from worker to worker
+# (~8 % here), both sides alike since they ran back to back.
+DRIFT = (1.00, 0.97, 1.04, 0.93, 1.01, 0.96, 1.05, 0.99)
+WIGGLE = (0.004, -0.003, 0.002, -0.004, 0.001, 0.003, -0.002, -0.001)  # B's own noise per pair
+
+
+def side(side_name, factor, *, ab_id="ab-1", workers=None, level=80000.0, extra=None):
+    """One side of an A/B run: mlp/train, one worker per DRIFT entry."""
+    if workers is None:
+        wiggle = WIGGLE if side_name == "b" else (0.0,) * len(DRIFT)
+        workers = [{"value": level * d * factor * (1 + w), "samples": [level * d * factor * (1 + w)],
+                    "status": "ok", "disturbed": False} for d, w in zip(DRIFT, wiggle)]
+    values = sorted(w["value"] for w in workers if w.get("value"))
+    result = ok("mlp", "train", values[len(values) // 2], values, workers=workers, **(extra or {}))
+    rec = make_record([result], run_id=f"{ab_id}-{side_name}", event="workflow_dispatch",
+                      environment={"keras_source": "git" if side_name == "b" else "nightly"})
+    data = json.loads(rec.to_json())
+    data["run"]["ab"] = {"id": ab_id, "side": side_name, "python": f"/venvs/{side_name}/bin/python"}
+    return RunRecord.from_dict(data, f"{side_name}.json")
+
+
+def row_of(base_rec, head_rec):
+    (row,) = compare(baseline_from_records([base_rec], "a"), head_from_records([head_rec]), SETTINGS)
+    return row
+
+
+def test_identical_builds_pair_up_unchanged_despite_the_drift():
+    row = row_of(side("a", 1.0), side("b", 1.0))
+    assert (row.verdict, row.basis, row.head_n, row.base_n) == ("unchanged", "pairs", 8, 8)
+    assert abs(row.delta) < 0.003 and row.detectable == 0.03  # it could call 3 %: the size rule is the limit
+    assert row.reason == "the change is below 3%"
+
+
+def test_five_percent_more_work_is_slower_by_pairs_but_not_without_them():
+    paired = row_of(side("a", 1.0), side("b", 0.95))
+    assert (paired.verdict, paired.basis) == ("slower", "pairs")
+    assert paired.delta == pytest.approx(-0.05, abs=0.003) and paired.interval[1] < 0
+    # The same figures as two unrelated runs: the drift hides the change.
+    unpaired = row_of(side("a", 1.0, ab_id="ab-1"), side("b", 0.95, ab_id="ab-2"))
+    assert (unpaired.verdict, unpaired.basis) == ("unchanged", "samples")
+
+
+def test_failed_and_disturbed_workers_leave_their_pair_out():
+    head = side("b", 0.95)
+    data = json.loads(head.to_json())
+    workers = data["results"][0]["workers"]
+    workers[2] = {"value": None, "samples": [], "status": "failed", "disturbed": False,
+                  "error": {"kind": "crash", "message": "signal 9"}}
+    workers[5]["disturbed"] = True
+    workers[6]["value"] *= 0.5  # a slowed worker nobody flagged: far off the other pairs
+    row = row_of(side("a", 1.0), RunRecord.from_dict(data, "b.json"))
+    assert (row.verdict, row.basis, row.head_n, row.pairs_left_out) == ("slower", "pairs", 5, 3)
+
+
+def test_too_few_pairs_fall_back_to_the_unpaired_test():
+    few = [{"value": 80000.0, "samples": [80000.0], "status": "ok", "disturbed": False}]
+    row = row_of(side("a", 1.0, workers=few), side("b", 1.0, workers=few))
+    assert row.basis == "samples"
+
+
+def test_two_sides_of_one_run_through_the_command(tmp_path, capsys):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    a.write_text(side("a", 1.0).to_json())
+    b.write_text(side("b", 0.90).to_json())
+    assert cli.main(["compare", "--base", str(a), "--head", str(b), "--fail-on", "slower"]) == 1
+    out = capsys.readouterr().out
+    assert ("| 🔴 slower | jax | local-cpu | mlp | train | 79.6k | 71.7k | -10.0% | -10.3% … -9.7% | ≥3.0% "
+            "| p=2.3e-12, 8 A/B worker pairs |") in out
+    assert "Rows marked A/B worker pairs pair worker i of the base with worker i of the head" in out
+
+
+# -- one value per run: latency p99 and peak memory --------------------------
+
+def latency_record(day, p50, p99, host, *, event="schedule", source="nightly"):
+    calls = [p50 * (1 + 0.01 * k) for k in range(-10, 11)]  # every timed call's ms, as the child keeps them
+    r = ok("mlp", "latency", p50, calls, unit="ms", better="smaller",
+           latency={"p50_ms": p50, "p90_ms": p50 * 1.2, "p99_ms": p99, "mean_ms": p50 * 1.05,
+                    "calls": 200, "path": "predict_on_batch"},
+           memory={"host_peak_bytes": host, "device_peak_bytes": None, "unavailable": {"device": "cpu"}})
+    return make_record([r], started_at=T0 + timedelta(days=day), run_id=f"n{day}", event=event,
+                       environment={"keras_source": source})
+
+
+NIGHTS = [latency_record(d, 2.0 + 0.02 * (d % 3), 3.0 + 0.05 * (d % 4), 500_000_000 + 1_000_000 * (d % 2))
+          for d in range(7)]
+
+
+def rows_by_metric(head):
+    rows = compare(baseline_from_history(NIGHTS, 7, "x"), head_from_records([head]), SETTINGS)
+    return {r.metric: r for r in rows}
+
+
+def test_latency_p50_p99_and_memory_are_compared_smaller_is_better():
+    head = latency_record(30, 2.5, 4.2, 650_000_000, event="pull_request", source="git")
+    rows = rows_by_metric(head)
+    assert set(rows) == {"", "p99", "host memory"}  # no device figure: no device row
+    assert (rows[""].verdict, rows[""].unit) == ("slower", "ms")  # the p50 headline
+    assert (rows["p99"].verdict, rows["p99"].unit, rows["p99"].basis) == ("slower", "ms", "nights")
+    assert rows["p99"].delta == pytest.approx(4.2 / 3.05 - 1)
+    assert (rows["host memory"].verdict, rows["host memory"].unit) == ("slower", "bytes")
+    assert rows["host memory"].interval[0] > 0
+
+
+def test_one_value_metrics_within_the_nights_spread_are_unchanged():
+    rows = rows_by_metric(latency_record(30, 2.02, 3.05, 500_500_000, event="pull_request", source="git"))
+    assert rows["p99"].verdict == rows["host memory"].verdict == "unchanged"
+    assert rows["host memory"].reason == "the change is below 3%"
+
+
+def test_one_value_metrics_against_one_base_run_are_shown_not_called():
+    base = baseline_from_records([NIGHTS[0]], "1 base record")
+    rows = compare(base, head_from_records([latency_record(30, 2.0, 9.0, 900_000_000)]), SETTINGS)
+    mem = next(r for r in rows if r.metric == "host memory")
+    assert (mem.verdict, mem.p_value, mem.detectable) == ("unchanged", None, None)
+    assert mem.reason == "one value per run: 1 base value, the test needs 3"
