@@ -72,3 +72,24 @@ def test_series_keeps_only_the_newest_units_points():
             for i, (v, u) in enumerate([(900.0, "MiB/s"), (910.0, "MiB/s"), (0.9, "GiB/s"), (0.89, "GiB/s")])]
     s = build_series(recs)[("jax", "local-cpu", "fs", "bench")]
     assert s.unit == "GiB/s" and s.values() == [0.9, 0.89]
+
+
+def test_one_refuse_if_different_rule_for_files(tmp_path):
+    from bench.records.record import RecordError, already_there, same_record_text
+    target = tmp_path / "r.json"
+    assert already_there(target, '{"a": 1}') is False
+    target.write_text('{\n  "a": 1\n}\n')
+    assert already_there(target, '{"a": 1}') is True  # the same data in another layout
+    assert same_record_text('{"a": 1}', '{"a": 1}') and not same_record_text('{"a": 1}', "not json")
+    with pytest.raises(RecordError, match=r"r.json: already exists with other content than new.json; "
+                                          r"records are never edited"):
+        already_there(target, '{"a": 2}', "new.json")
+    assert target.read_text() == '{\n  "a": 1\n}\n'
+
+
+def test_one_record_folder_walker_skips_temp_files(tmp_path):
+    from bench.records.history import json_files
+    for rel in ("runs/b/2.json", "runs/a/1.json", "runs/a/.tmp-x.json", "runs/a/notes.txt"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("{}")
+    assert json_files(tmp_path) == [str(tmp_path / "runs/a/1.json"), str(tmp_path / "runs/b/2.json")]

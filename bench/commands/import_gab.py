@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from bench.present.gab import import_records, read_history
-from bench.records.record import RecordError, write
+from bench.records.record import already_there, write
 
 
 def add_arguments(parser):
@@ -40,7 +40,4 @@ def main(args) -> int:
 
 def _refuse_edits(records, out: Path) -> None:
     for rec in records:
-        target = out / rec.relpath()
-        if target.exists() and target.read_text(encoding="utf-8") != rec.to_json():
-            raise RecordError(f"{target}: already exists with other content than {rec.source}; "
-                              f"records are never edited (import into an empty folder)")
+        already_there(out / rec.relpath(), rec.to_json(), rec.source)

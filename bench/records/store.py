@@ -21,7 +21,6 @@ made. The same path with other content is refused: records are never edited.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import re
@@ -33,7 +32,9 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence, TextIO
 
 from bench.errors import EXIT_NO, BenchError
-from bench.records.record import RecordError, RunRecord, validate
+from bench.records.guard import Refusal
+from bench.records.history import json_files
+from bench.records.record import RecordError, RunRecord, same_record_text, validate
 
 DEFAULT_BRANCH = "gh-pages"
 # Identity for the data commits, passed with -c so that publishing works on a
@@ -56,7 +57,7 @@ _CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
 class PublishError(BenchError, RuntimeError):
     """Publishing was refused or failed; the branch did not move."""
 
-    label = "refused, nothing was published"
+    label = "could not publish, the branch did not move"
     exit_code = EXIT_NO
 
 
@@ -101,6 +102,7 @@ class PublishResult:
     commit: str | None   # the new commit, or None when nothing was new
     tip: str | None      # the branch tip after the call
     attempts: int        # pushes tried (0 when nothing was new)
+    refused: tuple[Refusal, ...] = ()  # records left off the branch, each with its reason
 
     @property
     def added(self) -> tuple[Placed, ...]:
@@ -114,7 +116,7 @@ def record_files(args: Iterable[str | Path]) -> list[Path]:
     for a in args:
         p = Path(a)
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*.json") if not f.name.startswith(".tmp-"))
+            found = [Path(f) for f in json_files(p)]
             if not found:
                 raise FileNotFoundError(f"{p}: folder holds no *.json record files")
             out.extend(found)
@@ -128,13 +130,20 @@ def record_files(args: Iterable[str | Path]) -> list[Path]:
 def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANCH, *,
             retry: Retry = Retry(), sleep: Callable[[float], None] = time.sleep,
             rng: random.Random | None = None, log: TextIO | None = None) -> PublishResult:
-    """Append `records` to `branch` of `repo` (a path or URL), all or nothing.
+    """Append `records` to `branch` of `repo` (a path or URL): each record
+    whose path is free goes in one commit; the others are refused one by one.
 
-    Raises RecordError for an invalid record and PublishError for a path that
-    already holds other content, a git failure, or a push still rejected
-    after `retry.attempts` tries; in every such case the branch did not move.
+    Refused (PublishResult.refused, never raised): an invalid record, two
+    records for one path with different content, a path that already holds
+    other content (records are never edited), a path where the branch has a
+    file in place of a folder or a folder in place of the file (git would
+    silently delete one). The branch only ever gains files: the commit is
+    checked to add and nothing else before it is pushed.
+
+    Raises PublishError for a git failure or a push still rejected after
+    `retry.attempts` tries; then the branch did not move.
     """
-    planned = _plan(records)
+    planned, refused = _plan(records)
     rng = rng or random.Random()
     repo = _absolute(repo)
     with tempfile.TemporaryDirectory(prefix="bench-publish-") as tmp:
@@ -142,17 +151,20 @@ def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANC
         blobs = git.store_blobs({path: text for path, (text, _) in planned.items()})
         for attempt in range(1, retry.attempts + 1):
             tip = git.fetch_tip(repo, branch)
-            present = git.blob_ids(tip, list(planned)) if tip else {}
-            _refuse_edits(planned, blobs, present, branch, git.read_blob)
-            placed = tuple(Placed(path, src, "already there" if path in present else "added")
-                           for path, (_, src) in planned.items())
+            kinds = git.path_kinds(tip, list(planned)) if tip else {}
+            clashes = _clashes(planned, blobs, kinds, branch, git.read_blob)
+            placed = tuple(Placed(path, src, "already there" if kinds.get(path, ("", ""))[1] == "blob" else "added")
+                           for path, (_, src) in planned.items() if path not in clashes)
+            result = dict(repo=_redact(repo), branch=branch, placed=placed,
+                          refused=tuple(refused) + tuple(clashes.values()))
             new = [p.relpath for p in placed if p.status == "added"]
             if not new:
-                return PublishResult(_redact(repo), branch, placed, None, tip, attempt - 1)
+                return PublishResult(commit=None, tip=tip, attempts=attempt - 1, **result)
             commit = git.commit(tip, {p: blobs[p] for p in new}, _message(planned, new))
+            git.check_only_adds(tip, commit, new)
             refusal = git.push(repo, commit, branch)
             if refusal is None:
-                return PublishResult(_redact(repo), branch, placed, commit, commit, attempt)
+                return PublishResult(commit=commit, tip=commit, attempts=attempt, **result)
             if attempt == retry.attempts:
                 raise PublishError(
                     f"push of {len(new)} record(s) to {_redact(repo)} branch {branch} was rejected "
@@ -167,37 +179,49 @@ def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANC
 
 # -- steps -------------------------------------------------------------------
 
-def _plan(records: Sequence[RunRecord]) -> dict[str, tuple[str, str]]:
-    """{relpath: (text, source)}; validates every record before any git work."""
+def _plan(records: Sequence[RunRecord]) -> tuple[dict[str, tuple[str, str]], list[Refusal]]:
+    """({relpath: (text, source)}, refusals); validates every record before any git work."""
     if not records:
         raise PublishError("no records to publish")
     planned: dict[str, tuple[str, str]] = {}
+    refused: list[Refusal] = []
     for rec in records:
-        validate(rec.data, rec.source)  # RunRecord(...) built by hand skips from_dict
-        path, text = rec.relpath(), rec.to_json()
+        try:
+            validate(rec.data, rec.source)  # RunRecord(...) built by hand skips from_dict
+            path, text = rec.relpath(), rec.to_json()
+        except (RecordError, ValueError) as e:  # to_json: NaN in a hand-built record
+            refused.append(Refusal(rec.source, str(e)))
+            continue
         if path in planned and planned[path][0] != text:
-            raise PublishError(f"{rec.source} and {planned[path][1]} both go to {path} with different "
-                               f"content; records are never edited (a rerun needs a new attempt number)")
+            refused.append(Refusal(rec.source, f"goes to {path} like {planned[path][1]}, with different content; "
+                                               "records are never edited (a rerun needs a new attempt number)"))
+            continue
         planned.setdefault(path, (text, rec.source))
-    return planned
+    return planned, refused
 
 
-def _refuse_edits(planned, blobs, present, branch, read_blob: Callable[[str], str]) -> None:
-    """Raise when a path on the branch holds other data than ours. The same
-    data in another layout (an older writer's indentation) counts as the same."""
-    clashes = [p for p in planned if p in present and present[p] != blobs[p]
-               and not _same_json(read_blob(present[p]), planned[p][0])]
-    if clashes:
-        lines = "; ".join(f"{planned[p][1]} differs from {branch}:{p}" for p in clashes)
-        raise PublishError(f"refusing to change records already on {branch}: {lines}; "
-                           f"records are never edited (a rerun needs a new attempt number)")
+def _clashes(planned, blobs, kinds, branch, read_blob: Callable[[str], str]) -> dict[str, Refusal]:
+    """{path: Refusal} for the paths the branch does not leave free for us:
+    other data at the path (the same data in another layout, an older
+    writer's indentation, counts as the same), or a file/folder conflict."""
+    out = {}
+    for path, (text, source) in planned.items():
+        clash = next((f"{branch} has a {kind} at {where}, where this record needs a folder"
+                      for where, (_, kind) in _parents(path, kinds) if kind not in ("tree", "")), None)
+        sha, kind = kinds.get(path, ("", ""))
+        if clash is None and kind not in ("blob", ""):
+            clash = f"{branch} has a {kind} (not a file) at {path}"
+        if clash is None and kind == "blob" and sha != blobs[path] and not same_record_text(read_blob(sha), text):
+            clash = f"differs from {branch}:{path}"
+        if clash:
+            out[path] = Refusal(source, f"{clash}; records are never edited or replaced "
+                                        "(a rerun needs a new attempt number)")
+    return out
 
 
-def _same_json(a: str, b: str) -> bool:
-    try:
-        return json.loads(a) == json.loads(b)
-    except ValueError:
-        return False
+def _parents(path: str, kinds) -> list[tuple[str, tuple[str, str]]]:
+    parts = path.split("/")
+    return [(p, kinds.get(p, ("", ""))) for p in ("/".join(parts[:i]) for i in range(1, len(parts)))]
 
 
 def _message(planned, new: list[str]) -> str:
@@ -270,16 +294,31 @@ class _Git:
         raise PublishError(f"cannot fetch {branch} from {_redact(repo)}: "
                            f"{_redact(proc.stderr.strip() or listed.stderr.strip())}")
 
-    def blob_ids(self, tip: str, paths: list[str]) -> dict[str, str]:
-        """{path: blob id} for the paths that exist at `tip`."""
+    def path_kinds(self, tip: str, paths: list[str]) -> dict[str, tuple[str, str]]:
+        """{path: (object id, 'blob' | 'tree' | 'commit')} at `tip` for each of
+        `paths` and each folder above them that exists."""
+        wanted = sorted({"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 2)})
         out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
-                       input="".join(f"{tip}:{p}\n" for p in paths))
+                       input="".join(f"{tip}:{p}\n" for p in wanted))
         found = {}
-        for path, line in zip(paths, out.stdout.splitlines()):
+        for path, line in zip(wanted, out.stdout.splitlines()):
             sha, _, kind = line.partition(" ")
-            if kind == "blob":
-                found[path] = sha
+            if kind in ("blob", "tree", "commit"):
+                found[path] = (sha, kind)
         return found
+
+    def check_only_adds(self, tip: str | None, commit: str, new: list[str]) -> None:
+        """The commit adds exactly `new` and changes nothing else: the last
+        line of defence for 'never delete or rewrite a file on the branch'."""
+        if not tip:
+            return
+        out = self.run("diff-tree", "-r", "--no-renames", "--name-status", "-z", tip, commit).stdout
+        fields = out.split("\0")
+        changes = list(zip(fields[0::2], fields[1::2]))
+        if sorted(changes) != sorted(("A", p) for p in new):
+            others = [f"{st} {p}" for st, p in changes if (st, p) not in {("A", n) for n in new}]
+            raise PublishError(f"refusing to push: the commit would also change {', '.join(others[:5]) or 'nothing'}"
+                               f" besides adding {len(new)} record(s); nothing was published")
 
     def read_blob(self, sha: str) -> str:
         return self.run("cat-file", "blob", sha).stdout
