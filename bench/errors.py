@@ -15,6 +15,7 @@ from __future__ import annotations
 EXIT_OK = 0
 EXIT_NO = 1
 EXIT_BAD_INPUT = 2
+EXIT_SOME_REFUSED = 3  # bench publish: the good records went in, the named rest were refused
 EXIT_INTERRUPTED = 130
 
 

@@ -114,10 +114,10 @@ def test_same_path_with_other_content_is_refused_naming_both(bare):
     edited = make_record([ok("cnn", "train", 999.0)], run_id="r0", started_at=T0)
     edited = RunRecord(edited.data, "edited.json")
     assert edited.relpath() == rec.relpath()
-    with pytest.raises(PublishError) as e:
-        publish([edited], str(bare), BRANCH)
-    assert "edited.json" in str(e.value) and f"{BRANCH}:{rec.relpath()}" in str(e.value)
-    assert tip(bare) == before
+    result = publish([edited], str(bare), BRANCH)
+    (refusal,) = result.refused
+    assert refusal.source == "edited.json" and f"differs from {BRANCH}:{rec.relpath()}" in refusal.reason
+    assert result.commit is None and result.placed == () and tip(bare) == before
 
 
 def test_the_same_data_in_another_layout_counts_as_already_there(bare, tmp_path):
@@ -135,17 +135,19 @@ def test_the_same_data_in_another_layout_counts_as_already_there(bare, tmp_path)
     assert result.commit is None and [p.status for p in result.placed] == ["already there"]
 
 
-def test_two_inputs_for_one_path_with_different_content_are_refused_before_git(bare):
+def test_two_inputs_for_one_path_with_different_content_keep_the_first_and_refuse_the_second(bare):
     a = RunRecord(make_record([ok("cnn", "train", 1.0)], run_id="x").data, "a.json")
     b = RunRecord(make_record([ok("cnn", "train", 2.0)], run_id="x").data, "b.json")
-    with pytest.raises(PublishError, match=r"b\.json and a\.json both go to runs/"):
-        publish([a, b], str(bare), BRANCH)
-    assert tip(bare) is None
+    result = publish([a, b], str(bare), BRANCH)
+    assert [p.source for p in result.placed] == ["a.json"]
+    (refusal,) = result.refused
+    assert refusal.source == "b.json" and refusal.reason.startswith(f"goes to {a.relpath()} like a.json")
+    assert files_on_branch(bare) == [a.relpath()]
 
 
 # -- validation first -----------------------------------------------------------
 
-def test_an_invalid_record_refuses_the_whole_call_and_the_branch_does_not_move(bare, tmp_path, capsys):
+def test_an_invalid_record_is_refused_and_the_good_ones_are_published(bare, tmp_path, capsys):
     publish(records(1, run="seed"), str(bare), BRANCH)
     before, count = tip(bare), commit_count(bare)
     folder = tmp_path / "in"
@@ -156,16 +158,18 @@ def test_an_invalid_record_refuses_the_whole_call_and_the_branch_does_not_move(b
     (folder / "zz-bad.json").write_text(json.dumps(bad))
     code = cli.main(["publish", "--repo", str(bare), str(folder)])
     err = capsys.readouterr().err
-    assert code == 1
-    assert "zz-bad.json" in err and "results[0].value" in err and "nothing was published" in err
-    assert tip(bare) == before and commit_count(bare) == count
-    assert not any("--r" in f for f in files_on_branch(bare))  # none of the three good ones either
+    assert code == 3
+    assert f"bench publish: refused {folder / 'zz-bad.json'}: field results[0].value" in err
+    assert "1 of 4 record file(s) refused (named above); the rest were published" in err
+    assert commit_count(bare) == count + 1
+    assert sorted(f for f in files_on_branch(bare) if "--r" in f) == sorted(r.relpath() for r in records(3))
 
 
 def test_a_truncated_record_file_is_refused_with_its_name(bare, tmp_path, capsys):
     (tmp_path / "cut.json").write_text(records(1)[0].to_json()[:40])
-    assert cli.main(["publish", "--repo", str(bare), str(tmp_path / "cut.json")]) == 1
-    assert "cut.json" in capsys.readouterr().err
+    assert cli.main(["publish", "--repo", str(bare), str(tmp_path / "cut.json")]) == 3
+    err = capsys.readouterr().err
+    assert f"refused {tmp_path / 'cut.json'}: not valid JSON" in err and "nothing was published" in err
     assert tip(bare) is None
 
 

@@ -1,23 +1,51 @@
 """Append run records to the data branch, exactly once, retrying push races.
 
-Each record goes to runs/YYYY/MM/DD/<backend>--<device>--<run id>-<attempt>.json
-on the branch (created as an orphan when missing). Every record is validated
-first; one invalid record refuses the whole call and nothing is committed. A
-record already there with the same content is a no-op; the same path with other
-content is refused (records are never edited). A rejected push (another
-publisher won the race) is retried: fetch, re-add on the new tip, push, with
-exponential backoff and a bounded number of attempts.
+  python -m bench publish --repo PATH_OR_URL [--branch gh-pages]
+                          [--provenance FILE | --expect-run-id ID [--expect-repository OWNER/NAME]
+                           [--expect-event EVENT] [--run-created-at TIME]] RECORD...
+
+Pipeline: load (each file through the publish gate, bench/records/guard.py:
+size and shape caps, strict JSON, the record contract, plain labels, dates,
+provenance) -> compute (where each admitted record goes on the branch) ->
+write (one commit adding every new record, pushed with retries on races).
+
+Quarantine: one publish takes what is good and refuses what is not. Each
+refused file is one line on stderr, `bench publish: refused FILE: REASON`,
+and a row in $GITHUB_STEP_SUMMARY when that is set. Refused: a file the gate
+refuses, two files for one path with different content, a path on the branch
+that holds other content (records are never edited) or a file where a folder
+must be (or the reverse). The branch only ever gains files.
+
+Provenance (for the publish workflow, engineer WF): either
+  --provenance FILE     a JSON map of artifact folder -> the run it came from
+                        (format in bench/records/guard.py): run_id (required),
+                        repository, event, created_at, run_attempt; a record
+                        below no listed folder is refused; or
+  --expect-run-id ID    every record must carry run.id ID (one run's
+                        artifacts per call), with optionally
+                        --expect-repository OWNER/NAME, --expect-event EVENT
+                        (schedule, workflow_dispatch) and --run-created-at TIME
+                        (RFC 3339, the run's created_at).
+A record may be dated at most 26 h after its run's created_at (after now
+without one); run.id must equal the run's id; run.repository, run.event and
+run.attempt must agree with the run when it names them.
 
 Prints one line per record (added / already there) and the commit.
-Exit 0 on success (also when nothing was new), 1 when refused, 2 on usage errors.
+Exit codes: 0 every record is on the branch (also when nothing was new);
+3 some were refused (named), the rest were published; 1 could not publish
+(git failed or the push was still rejected after --attempts: the branch did
+not move); 2 usage errors (no such file, a bad flag or provenance file).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
 from bench.cli import positive_int
-from bench.records.record import RecordError, load
+from bench.errors import EXIT_OK, EXIT_SOME_REFUSED, UsageError
+from bench.records.guard import Gate, Provenance, Refusal, admit, load_provenance
+from bench.records.record import RecordError, parse_time
 from bench.records.store import DEFAULT_BRANCH, PublishError, PublishResult, Retry, publish, record_files
 
 
@@ -27,20 +55,77 @@ def add_arguments(parser):
     parser.add_argument("--branch", default=DEFAULT_BRANCH, help=f"the data branch (default {DEFAULT_BRANCH})")
     parser.add_argument("--attempts", type=positive_int, default=Retry.attempts,
                         help=f"pushes to try before giving up (default {Retry.attempts})")
+    parser.add_argument("--provenance", metavar="FILE",
+                        help="JSON map of artifact folder -> the run it came from (bench/records/guard.py)")
+    parser.add_argument("--expect-run-id", metavar="ID", help="every record must carry this run.id")
+    parser.add_argument("--expect-repository", metavar="OWNER/NAME",
+                        help="with --expect-run-id: the run's repository (checked when a record names one)")
+    parser.add_argument("--expect-event", metavar="EVENT", help="with --expect-run-id: the run's event")
+    parser.add_argument("--run-created-at", metavar="TIME",
+                        help="with --expect-run-id: the run's created_at (RFC 3339); later dates are refused")
     parser.add_argument("records", nargs="+", metavar="RECORD",
                         help="run record files; a folder means every *.json below it")
 
 
 def main(args) -> int:
     files = record_files(args.records)                      # usage errors: exit 2 via cli
+    gate = _gate(args)
+    admitted, refused = [], []
+    for f in files:                                         # load: each file on its own
+        got = admit(f, gate)
+        (refused if isinstance(got, Refusal) else admitted).append(got)
+    result = None
+    if admitted:                                            # compute + write: one commit or none
+        result = publish(admitted, args.repo, args.branch,
+                         retry=Retry(attempts=args.attempts), log=sys.stderr)
+        refused += result.refused
+    report(result, refused, len(files))
+    return EXIT_SOME_REFUSED if refused else EXIT_OK
+
+
+def _gate(args) -> Gate:
+    expect = (args.expect_repository, args.expect_event, args.run_created_at)
+    if args.provenance and (args.expect_run_id or any(expect)):
+        raise UsageError("--provenance and --expect-*/--run-created-at: expected one or the other")
+    if any(expect) and not args.expect_run_id:
+        raise UsageError("--expect-repository, --expect-event and --run-created-at need --expect-run-id ID")
     try:
-        records = [load(f) for f in files]                  # load: validate all first
-    except RecordError as e:  # one bad record refuses the call: exit 1, like a refused push
-        raise PublishError(str(e)) from None
-    result = publish(records, args.repo, args.branch,      # compute + write: one commit or none
-                     retry=Retry(attempts=args.attempts), log=sys.stderr)
-    print(summary(result))
-    return 0
+        if args.provenance:
+            return Gate(folders=load_provenance(args.provenance))
+        if args.expect_run_id:
+            created = parse_time(args.run_created_at, "--run-created-at") if args.run_created_at else None
+            return Gate(every=Provenance(args.expect_run_id, args.expect_repository, args.expect_event, created))
+    except (RecordError, ValueError) as e:
+        raise UsageError(str(e)) from None
+    return Gate()
+
+
+def report(result: PublishResult | None, refused: list[Refusal], files: int) -> None:
+    """Stdout: the placed records and the commit. Stderr (and the job
+    summary): one line per refused file."""
+    for r in refused:
+        print(f"bench publish: refused {r.line()}", file=sys.stderr)
+    if result is not None:
+        print(summary(result))
+    if refused:
+        print(f"bench publish: {len(refused)} of {files} record file(s) refused (named above); "
+              f"{'the rest were published' if result is not None else 'nothing was published'}", file=sys.stderr)
+        _step_summary(refused, files)
+
+
+def _step_summary(refused: list[Refusal], files: int) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    from bench.present.escape import markdown as escape
+    lines = [f"### bench publish: {len(refused)} of {files} record file(s) refused", "",
+             "| file | reason |", "|---|---|"]
+    lines += [f"| {escape(r.source)} | {escape(r.reason)} |" for r in refused]
+    try:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n\n")
+    except OSError as e:  # the summary is a courtesy; stderr already has every line
+        print(f"bench publish: could not append to GITHUB_STEP_SUMMARY {path}: {e.strerror}", file=sys.stderr)
 
 
 def summary(result: PublishResult) -> str:
@@ -49,8 +134,10 @@ def summary(result: PublishResult) -> str:
         lines.append(f"commit {result.commit} on {result.branch} of {result.repo}: "
                      f"{len(result.added)} added, {len(result.placed) - len(result.added)} already there "
                      f"(push attempt {result.attempts})")
-    else:
+    elif result.placed:
         tip = result.tip[:12] if result.tip else "?"
         lines.append(f"nothing new: all {len(result.placed)} record(s) already on {result.branch} "
                      f"of {result.repo} (tip {tip}); no commit")
+    else:
+        lines.append(f"nothing published to {result.branch} of {result.repo}: every record was refused")
     return "\n".join(lines)

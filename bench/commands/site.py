@@ -8,6 +8,7 @@ README table) and plots/*.png. View it with `python -m bench serve SITE`.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,9 @@ def add_arguments(parser):
                         help="write the PNG plots too (default: yes; --no-plots is faster)")
     parser.add_argument("--template", default=str(TEMPLATE), metavar="DIR",
                         help="the static dashboard to copy (default: the repo's bench/present/template/)")
+    parser.add_argument("--repository", metavar="OWNER/NAME", default=os.environ.get("GITHUB_REPOSITORY") or None,
+                        help="link only this repository's Actions run pages (default: $GITHUB_REPOSITORY; "
+                             "unset: any github.com run page)")
 
 
 def main(args) -> int:
@@ -38,7 +42,7 @@ def main(args) -> int:
     series = build_series(history.records)
     rows = build_rows(series, cfg.trends)
     index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
-                       template=args.template,
+                       template=args.template, repository=args.repository,
                        warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))
     points = sum(len(s.points) for s in series.values())
     print(f"bench site: {len(series)} series, {points} points, {len(history.problems)} files skipped; "

@@ -28,6 +28,7 @@ COLORS = {"Regressed": "#b00020", "Failed": "#b00020", "Faster": "#1b7f1b",
 # parsed as mathtext or TeX, so a '$' or a backslash in a model name is just
 # a character (mathtext raised ValueError on an unbalanced '$').
 PLAIN = {"parse_math": False, "usetex": False}
+PLOT_RANGE = (1e-200, 1e200)  # values a y axis can tick (see _plottable)
 OVERVIEW_NIGHTS = 90  # the overview shows the recent past; the per-series plot all of it
 
 
@@ -55,7 +56,9 @@ def write_plots(series: Mapping[SeriesKey, Series], rows: list[Row], out_dir: st
     written = []
     for row in rows:
         path = out / plot_name(row.key)
-        _save(_series_figure(series[row.key], row), path)
+        s = series[row.key]
+        fig = _series_figure(s, row) if _plottable(s) else _note_figure(row, "values out of the plottable range")
+        _save(fig, path)
         written.append(path)
     path = out / "overview.png"
     _save(_overview_figure(series, rows), path)
@@ -66,6 +69,19 @@ def write_plots(series: Mapping[SeriesKey, Series], rows: list[Row], out_dir: st
 def _save(fig: Figure, path: Path) -> None:
     FigureCanvasAgg(fig)
     fig.savefig(path, dpi=100)
+
+
+def _plottable(s: Series) -> bool:
+    """Whether matplotlib can place ticks for these values: its locators
+    overflow (ValueError) on figures near the float limit, which a record may
+    hold (1e308 samples/s is finite, so valid)."""
+    return all(PLOT_RANGE[0] <= v <= PLOT_RANGE[1] for v in s.values())
+
+
+def _note_figure(row: Row, why: str) -> Figure:
+    fig = Figure(figsize=(8, 3.2), layout="constrained")
+    fig.text(0.5, 0.5, f"{_title(row)}\n{why}", ha="center", va="center", fontsize=10, **PLAIN)
+    return fig
 
 
 def _title(row: Row) -> str:
@@ -117,6 +133,8 @@ def _overview_figure(series: Mapping[SeriesKey, Series], rows: list[Row]) -> Fig
     for i, row in enumerate(rows):
         ax = fig.add_subplot(nrows, cols, i + 1)
         pts = series[row.key].points[-OVERVIEW_NIGHTS:]
+        if not _plottable(series[row.key]):
+            pts = []
         ax.plot([p.started_at for p in pts], [p.value for p in pts],
                 color=COLORS.get(row.status, "#1f4e9c"), linewidth=0.8)
         ax.set_title(f"{row.backend}/{row.device}\n{row.model} {row.mode}: {row.status}", fontsize=7, **PLAIN)

@@ -77,6 +77,14 @@
     }
   }
 
+  // A CI run link only to a GitHub Actions run page (bench site keeps only
+  // this repository's; this is the second fence).
+  const RUN_URL = /^https:\/\/github\.com\/[A-Za-z0-9-]+\/[A-Za-z0-9._-]+\/actions\/runs\/[0-9]+(\/attempts\/[0-9]+)?$/;
+
+  function runLink(u, text) {
+    return typeof u === "string" && RUN_URL.test(u) ? link(u, text) : null;
+  }
+
   function link(u, text) {
     const href = safeUrl(u);
     return href ? el("a", { href, rel: "noopener noreferrer" }, text) : null;
@@ -341,7 +349,7 @@
     const p = cd.byDay.get(day);
     const parts = [el("strong", null, "Pinned: "), pointLines(r, cd, day).join(" · ")];
     const run = p ? runInfo(p.run) : cd.fails.has(day) ? runInfo(cd.fails.get(day)[0].run) : null;
-    const a = run && link(run.url, "open the CI run");
+    const a = run && runLink(run.url, "open the CI run");
     if (a) parts.push(" · ", a);
     box.replaceChildren(...parts);
   }
@@ -418,7 +426,7 @@
         el("td", null, el("span", { class: "kind" }, kind)),
         el("td", null, info.keras || "—"),
         el("td", { class: "msg" }, message),
-        el("td", null, link(info.url, "run") || "—"));
+        el("td", null, runLink(info.url, "run") || "—"));
     });
     const more = r.failures.length > limit ? el("p", { class: "hint" }, `${r.failures.length - limit} older failures not shown.`) : null;
     return el("div", null,
@@ -454,7 +462,7 @@
     $("detail-summary").textContent = summary(r);
     $("detail-point").replaceChildren();
     const links = [];
-    const run = link(latestUrl(r), "newest CI run");
+    const run = runLink(latestUrl(r), "newest CI run");
     if (run) links.push(run);
     if (r.plot) links.push(link(r.plot, "PNG plot"));
     const joined = [];

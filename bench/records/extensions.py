@@ -1,0 +1,143 @@
+"""Types of the optional fields the record contract grew (README, "Run records").
+
+The schema allows extra fields anywhere, so schema_version 1 does not say
+what type `run.protocol` or a result's `workers` must have; these checks do,
+for every reader (bench.records.record.validate calls `problem`). Every
+field stays optional: old records lack them all. A present field of the
+wrong type refuses the record with one line naming the field, the value and
+the expected form, instead of a traceback in whatever reads it later.
+
+Pure: `problem(data)` returns that line's text (without the file name) or None.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Mapping
+
+KERAS_SOURCES = ("nightly", "pinned", "git")
+WORKER_STATUSES = ("ok", "failed")
+
+Check = Callable[[Any], bool]
+
+
+def _number(minimum: float = 0.0) -> Check:
+    return lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)
+                      and math.isfinite(v) and v >= minimum)
+
+
+def _integer(minimum: int) -> Check:
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+
+
+def _optional(check: Check) -> Check:
+    return lambda v: v is None or check(v)
+
+
+def _string(v: Any) -> bool:
+    return isinstance(v, str)
+
+
+def _bool(v: Any) -> bool:
+    return isinstance(v, bool)
+
+
+def _str_map(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+
+
+def _reasons(v: Any) -> bool:
+    """'source: reason', or {source: reason} (both shapes are in use)."""
+    return isinstance(v, str) or _str_map(v)
+
+
+def _numbers(v: Any) -> bool:
+    return isinstance(v, list) and all(_number()(x) for x in v)
+
+
+# field -> (check, expected form), for run, environment and each result.
+RUN: Mapping[str, tuple[Check, str]] = {
+    "protocol": (lambda v: isinstance(v, dict) and _string(v.get("name")) and _integer(1)(v.get("version")),
+                 'an object {"name": str, "version": int >= 1}'),
+}
+ENVIRONMENT: Mapping[str, tuple[Check, str]] = {
+    "keras_source": (lambda v: v in KERAS_SOURCES, f"one of {', '.join(KERAS_SOURCES)}"),
+    "keras_commit": (_string, "a git SHA as a string"),
+}
+RESULT: Mapping[str, tuple[Check, str]] = {
+    "steps_per_call": (_integer(1), "an integer >= 1"),
+    "setup_seconds": (_number(), "a finite number >= 0"),
+    "spread": (_number(), "a finite number >= 0"),
+    "unstable": (_bool, "true or false"),
+    "workers": (lambda v: isinstance(v, list), "a list of worker objects"),
+    "latency": (lambda v: isinstance(v, dict), "an object with p50_ms, p90_ms, p99_ms, mean_ms, calls, path"),
+    "memory": (lambda v: isinstance(v, dict), "an object with host_peak_bytes, device_peak_bytes, unavailable"),
+    "energy": (lambda v: isinstance(v, dict), 'an object {"joules_per_1000_samples": number} or {"unavailable": str}'),
+}
+WORKER: Mapping[str, tuple[Check, str]] = {
+    "value": (_optional(_number()), "a finite number >= 0 or null"),
+    "samples": (_numbers, "a list of finite numbers >= 0"),
+    "status": (lambda v: v in WORKER_STATUSES, f"one of {', '.join(WORKER_STATUSES)}"),
+    "disturbed": (_bool, "true or false"),
+    "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
+              'an object {"kind": str, "message": str}'),
+}
+LATENCY: Mapping[str, tuple[Check, str]] = {
+    **{k: (_optional(_number()), "a finite number >= 0 or null") for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms")},
+    "calls": (_integer(0), "an integer >= 0"),
+    "path": (_string, "a string"),
+}
+MEMORY: Mapping[str, tuple[Check, str]] = {
+    "host_peak_bytes": (_optional(_integer(0)), "an integer >= 0 or null"),
+    "device_peak_bytes": (_optional(_integer(0)), "an integer >= 0 or null"),
+    "unavailable": (_reasons, "a string or an object of strings {source: reason}"),
+}
+ENERGY: Mapping[str, tuple[Check, str]] = {
+    "joules_per_1000_samples": (_number(), "a finite number >= 0"),
+    "unavailable": (_reasons, "a string (the reason) or an object of strings {source: reason}"),
+}
+
+
+def problem(data: Mapping[str, Any]) -> str | None:
+    """The first optional field of the wrong type, as 'field X is V; expected F', or None.
+
+    `data` has passed the schema (run, environment and results are objects).
+    """
+    found = (_fields(data["run"], RUN, "run") or _fields(data["environment"], ENVIRONMENT, "environment"))
+    if found:
+        return found
+    for i, r in enumerate(data["results"]):
+        found = _result(r, f"results[{i}]")
+        if found:
+            return found
+    return None
+
+
+def _result(r: Mapping[str, Any], where: str) -> str | None:
+    found = _fields(r, RESULT, where)
+    if found:
+        return found
+    for name, spec in (("latency", LATENCY), ("memory", MEMORY), ("energy", ENERGY)):
+        if name in r:
+            found = _fields(r[name], spec, f"{where}.{name}")
+            if found:
+                return found
+    for j, w in enumerate(r.get("workers", ())):
+        if not isinstance(w, dict):
+            return f"field {where}.workers[{j}] is {_show(w)}; expected a worker object"
+        found = _fields(w, WORKER, f"{where}.workers[{j}]")
+        if found:
+            return found
+    return None
+
+
+def _fields(obj: Mapping[str, Any], spec: Mapping[str, tuple[Check, str]], where: str) -> str | None:
+    for name, (check, expected) in spec.items():
+        if name in obj and not check(obj[name]):
+            return f"field {where}.{name} is {_show(obj[name])}; expected {expected}"
+    return None
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:79] + "…"

@@ -1,0 +1,342 @@
+"""The publish gate: which record files may go onto the data branch.
+
+Artifacts are untrusted data (a runner ran third-party nightly code; a fork
+could try to pass off a run of its own), so each file is admitted or refused
+on its own, never all or nothing: `admit` returns a RunRecord or a Refusal
+naming the file and the reason, and never raises for any input.
+
+A file is refused when it
+  - is larger than Limits.file_bytes, is not UTF-8, or is not strict JSON
+    (duplicate keys, NaN/Infinity, numbers out of range, nesting deeper than
+    Limits.depth);
+  - has a string longer than Limits.string_chars, more than Limits.results
+    results, or more than Limits.samples samples in one result (or worker);
+  - fails the record contract (schema, finite values, optional field types);
+  - has a backend, device or run id that is not a plain label
+    ([A-Za-z0-9._-], starting with a letter or digit): these name the file on
+    the branch, so a path trick or two labels mapping to one name cannot
+    happen; or a model or mode that is not printable ASCII (a look-alike
+    letter would make a second series that reads the same);
+  - is dated (run.started_at or run.night) more than Limits.ahead after the
+    run it came from (its creation time), or after now when that is unknown:
+    a record dated 9999 would turn every series Stale;
+  - does not match its provenance: run.id must be the run the artifact came
+    from, and run.repository / run.event / run.attempt must agree with that
+    run when given (Provenance, from `bench publish --provenance FILE` or
+    `--expect-run-id ID`).
+
+Provenance file, format 1 (written by the publish workflow from the GitHub
+API, one entry per downloaded artifact folder):
+  {"format": 1,
+   "artifacts": {"<folder, absolute or relative to this file>":
+                   {"run_id": "123", "repository": "owner/name",
+                    "event": "schedule", "created_at": "2026-12-01T02:17:00Z",
+                    "run_attempt": 1}}}
+run_id is required; the rest is checked when present. A record file below
+no listed folder is refused.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from bench.records.record import RecordError, RunRecord, parse_time, validate
+
+PROVENANCE_FORMAT = 1
+LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+PRINTABLE = re.compile(r"[\x20-\x7e]+")
+_SKEW = timedelta(minutes=10)  # a runner's clock a little behind GitHub's
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Caps on one record file. Generous for a real record (a nightly record
+    is ~10 kB: a few results of 7 repeats, a worker list each); tight enough
+    that a hostile file cannot make the branch, the report or the site slow
+    or huge.
+
+    ahead: how far after its run's creation a record may be dated. A day, as
+    issue 11 asks, plus two hours: GitHub lets a job wait 24 h in the queue
+    for an offline runner, and installing and benchmarking take a while.
+    """
+
+    file_bytes: int = 2 * 1024 * 1024
+    results: int = 200
+    samples: int = 10_000
+    string_chars: int = 20_000
+    label_chars: int = 128
+    depth: int = 16
+    ahead: timedelta = timedelta(hours=26)
+
+    def __post_init__(self):
+        for name in ("file_bytes", "results", "samples", "string_chars", "label_chars", "depth"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"Limits.{name} is {v!r}; expected an integer >= 1")
+        if not isinstance(self.ahead, timedelta) or self.ahead < timedelta(0):
+            raise ValueError(f"Limits.ahead is {self.ahead!r}; expected a timedelta >= 0")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """The workflow run an artifact came from, as the GitHub API says."""
+
+    run_id: str
+    repository: str | None = None
+    event: str | None = None
+    created_at: datetime | None = None
+    run_attempt: int | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.run_id, str) or not LABEL.fullmatch(self.run_id):
+            raise ValueError(f"provenance run_id is {self.run_id!r}; expected a run id such as '12345678'")
+        for name in ("repository", "event"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, str) or not v):
+                raise ValueError(f"provenance {name} is {v!r}; expected a non-empty string or nothing")
+        if self.created_at is not None and (not isinstance(self.created_at, datetime) or self.created_at.tzinfo is None):
+            raise ValueError(f"provenance created_at is {self.created_at!r}; expected an aware UTC datetime")
+        if self.run_attempt is not None and (not isinstance(self.run_attempt, int) or isinstance(self.run_attempt, bool)
+                                             or self.run_attempt < 1):
+            raise ValueError(f"provenance run_attempt is {self.run_attempt!r}; expected an integer >= 1")
+
+    @classmethod
+    def from_dict(cls, d: Any, where: str) -> "Provenance":
+        if not isinstance(d, dict):
+            raise ValueError(f"{where} is {d!r}; expected an object with run_id")
+        unknown = set(d) - {"run_id", "repository", "event", "created_at", "run_attempt"}
+        if unknown:
+            raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected run_id, "
+                             "repository, event, created_at, run_attempt")
+        run_id = d.get("run_id")
+        run_id = str(run_id) if isinstance(run_id, int) and not isinstance(run_id, bool) else run_id
+        try:
+            created = parse_time(d["created_at"], f"{where}.created_at") if d.get("created_at") else None
+            return cls(run_id, d.get("repository"), d.get("event"), created, d.get("run_attempt"))
+        except (RecordError, ValueError) as e:
+            raise ValueError(f"{where}: {e}") from None
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One file that stays off the branch, and why (one line)."""
+
+    source: str
+    reason: str
+
+    def line(self) -> str:
+        return f"{one_line(self.source)}: {one_line(self.reason)}"
+
+
+@dataclass(frozen=True)
+class Gate:
+    """What `admit` checks against: the caps, the clock, and the runs the
+    artifacts came from ({absolute folder: Provenance}; `every` applies to
+    every file, e.g. --expect-run-id)."""
+
+    limits: Limits = field(default_factory=Limits)
+    now: datetime | None = None
+    folders: Mapping[str, Provenance] = field(default_factory=dict)
+    every: Provenance | None = None
+
+    def provenance(self, path: Path) -> tuple[Provenance | None, bool]:
+        """(the run `path` came from, whether one was required)."""
+        if self.every is not None:
+            return self.every, True
+        if not self.folders:
+            return None, False
+        here = path.resolve()
+        best = max((f for f in self.folders if here.is_relative_to(f)), key=len, default=None)
+        return (self.folders[best] if best else None), True
+
+
+def one_line(text: object) -> str:
+    """Text on one line with control characters shown as code points."""
+    s = " ".join(str(text).split())
+    return "".join(f"U+{ord(c):04X}" if ord(c) < 32 or 0x7f <= ord(c) < 0xa0 else c for c in s)
+
+
+def load_provenance(path: str | Path) -> dict[str, Provenance]:
+    """{absolute folder: Provenance} from a provenance file (format 1 above).
+    Raises ValueError naming the file and the entry."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise ValueError(f"--provenance {path}: cannot read: {e.strerror}") from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise ValueError(f"--provenance {path}: not JSON ({one_line(e)[:120]})") from None
+    if not isinstance(data, dict) or data.get("format") != PROVENANCE_FORMAT or not isinstance(data.get("artifacts"), dict):
+        raise ValueError(f"--provenance {path}: expected {{\"format\": {PROVENANCE_FORMAT}, \"artifacts\": "
+                         "{folder: {run_id, ...}}}")
+    base = path.resolve().parent
+    return {str((base / folder).resolve()): Provenance.from_dict(entry, f"--provenance {path}: artifacts[{folder!r}]")
+            for folder, entry in data["artifacts"].items()}
+
+
+def admit(path: str | Path, gate: Gate = Gate()) -> RunRecord | Refusal:
+    """The record in `path` if it may be published, else why not. Never raises."""
+    source = str(path)
+    try:
+        return _admit(Path(path), source, gate)
+    except RecordError as e:
+        return Refusal(source, _without_source(str(e), source))
+    except (OSError, ValueError, TypeError, KeyError, RecursionError, OverflowError) as e:
+        # A check this gate lacks: still one line, still refused, never a traceback.
+        return Refusal(source, f"cannot be checked ({type(e).__name__}: {one_line(e)[:200]})")
+
+
+def _without_source(message: str, source: str) -> str:
+    return message[len(source) + 2:] if message.startswith(source + ": ") else message
+
+
+def _admit(path: Path, source: str, gate: Gate) -> RunRecord | Refusal:
+    limits = gate.limits
+    size = path.stat().st_size
+    if size > limits.file_bytes:
+        return Refusal(source, f"file is {size} bytes; the cap is {limits.file_bytes} bytes")
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError:
+        return Refusal(source, "not UTF-8 text")
+    data = _strict_json(text, source)
+    too_big = _oversize(data, limits)
+    if too_big:
+        return Refusal(source, too_big)
+    validate(data, source)
+    rec = RunRecord(data, source)
+    for check in (_labels, _dates, _origin):
+        reason = check(rec, gate, path)
+        if reason:
+            return Refusal(source, reason)
+    return rec
+
+
+def _strict_json(text: str, source: str) -> Any:
+    """parse_json's rules plus: a key twice in one object is refused (JSON
+    readers disagree on which one wins)."""
+    from bench.records.record import parse_json
+
+    def pairs(items):
+        d = dict(items)
+        if len(d) != len(items):
+            seen = set()
+            dup = next(k for k, _ in items if k in seen or seen.add(k))
+            raise RecordError(f"{source}: key {one_line(dup)[:80]!r} appears twice in one object; "
+                              "expected each key once")
+        return d
+
+    return parse_json(text, source, object_pairs_hook=pairs)
+
+
+def _oversize(data: Any, limits: Limits) -> str | None:
+    """The first cap `data` breaks, naming the field, or None."""
+    stack: list[tuple[Any, str, int]] = [(data, "", 1)]
+    while stack:
+        value, where, depth = stack.pop()
+        if depth > limits.depth:
+            return f"field {where or '(top level)'} is nested {depth} levels deep; the cap is {limits.depth}"
+        if isinstance(value, str):
+            if len(value) > limits.string_chars:
+                return f"field {where} is {len(value)} characters; the cap is {limits.string_chars}"
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if len(k) > limits.label_chars:
+                    return f"a key in {where or '(top level)'} is {len(k)} characters; the cap is {limits.label_chars}"
+                stack.append((v, f"{where}.{k}" if where else k, depth + 1))
+        elif isinstance(value, list):
+            stack.extend((v, f"{where}[{i}]", depth + 1) for i, v in enumerate(value))
+    results = data.get("results") if isinstance(data, dict) else None
+    if isinstance(results, list):
+        if len(results) > limits.results:
+            return f"field results holds {len(results)} results; the cap is {limits.results}"
+        for i, r in enumerate(results):
+            for where, samples in _sample_lists(r, f"results[{i}]"):
+                if len(samples) > limits.samples:
+                    return f"field {where} holds {len(samples)} samples; the cap is {limits.samples}"
+    return None
+
+
+def _sample_lists(r: Any, where: str):
+    if not isinstance(r, dict):
+        return
+    if isinstance(r.get("samples"), list):
+        yield f"{where}.samples", r["samples"]
+    for j, w in enumerate(r.get("workers") if isinstance(r.get("workers"), list) else ()):
+        if isinstance(w, dict) and isinstance(w.get("samples"), list):
+            yield f"{where}.workers[{j}].samples", w["samples"]
+
+
+def _labels(rec: RunRecord, gate: Gate, path: Path) -> str | None:
+    n = gate.limits.label_chars
+    named = (("target.backend", rec.backend), ("target.device", rec.device), ("run.id", rec.run_id))
+    for where, label in named:
+        if len(label) > n or not LABEL.fullmatch(label):
+            return (f"field {where} is {_show(label)}; expected a label of letters, digits, '.', '_' and '-' "
+                    f"starting with a letter or digit, at most {n} characters (it names the file on the branch)")
+    for i, r in enumerate(rec.data["results"]):
+        for name in ("model", "mode"):
+            label = r[name]
+            if len(label) > n or not PRINTABLE.fullmatch(label) or label != label.strip():
+                return (f"field results[{i}].{name} is {_show(label)}; expected printable ASCII without "
+                        f"leading or trailing spaces, at most {n} characters")
+    return None
+
+
+def _dates(rec: RunRecord, gate: Gate, path: Path) -> str | None:
+    prov, _ = gate.provenance(path)
+    if prov is not None and prov.created_at is not None:
+        base, what = prov.created_at, f"its run was created at {_fmt(prov.created_at)}"
+    else:
+        base, what = (gate.now or datetime.now(timezone.utc)), "it is now " + _fmt(gate.now or datetime.now(timezone.utc))
+    latest = base + gate.limits.ahead
+    if rec.started_at > latest:
+        return (f"field run.started_at is {_fmt(rec.started_at)}, after {_fmt(latest)}; {what}, and a record may "
+                f"be dated at most {_hours(gate.limits.ahead)} after that")
+    if "night" in rec.data["run"] and rec.night > latest.date():
+        return (f"field run.night is {rec.night.isoformat()}, after {latest.date().isoformat()}; {what}, and a "
+                f"record may be dated at most {_hours(gate.limits.ahead)} after that")
+    if prov is not None and prov.created_at is not None and rec.started_at < prov.created_at - _SKEW:
+        return (f"field run.started_at is {_fmt(rec.started_at)}, before its run was created "
+                f"({_fmt(prov.created_at)}); expected a record made by that run")
+    return None
+
+
+def _origin(rec: RunRecord, gate: Gate, path: Path) -> str | None:
+    prov, required = gate.provenance(path)
+    if prov is None:
+        return "no provenance entry covers its folder; expected a file from a listed artifact folder" if required else None
+    run = rec.data["run"]
+    if rec.run_id != prov.run_id:
+        return f"field run.id is {_show(rec.run_id)}; expected {prov.run_id!r}, the run its artifact came from"
+    if prov.repository is not None and "repository" in run and run["repository"] != prov.repository:
+        return (f"field run.repository is {_show(run['repository'])}; expected {prov.repository!r}, "
+                "the repository of the run its artifact came from")
+    if prov.event is not None and rec.event != prov.event:
+        return f"field run.event is {_show(rec.event)}; expected {prov.event!r}, the event of the run its artifact came from"
+    if prov.run_attempt is not None and rec.attempt > prov.run_attempt:
+        return (f"field run.attempt is {rec.attempt}; expected at most {prov.run_attempt}, "
+                "the attempts the run its artifact came from has had")
+    return None
+
+
+def _show(value: Any) -> str:
+    text = ascii(value)  # look-alikes and invisible characters show as escapes
+    return text if len(text) <= 80 else text[:79] + "…"
+
+
+def _fmt(t: datetime) -> str:
+    return t.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _hours(d: timedelta) -> str:
+    return f"{d.total_seconds() / 3600:g} h"
+
+
+__all__ = ["Gate", "Limits", "Provenance", "Refusal", "admit", "load_provenance", "one_line"]

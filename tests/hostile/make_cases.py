@@ -1,0 +1,177 @@
+"""Writes the hostile-record corpus: one file per case in tests/hostile/cases/,
+and expected.json, the table of what must happen to each.
+
+  .venv/bin/python tests/hostile/make_cases.py
+
+Every case is the same good record (BASE) with one thing wrong, so each file
+tests one class. Expected outcomes (tests/test_hostile.py checks them):
+  publish  "added"   the gate admits it; the outputs must escape its text
+           "refused" the gate refuses it with one line holding `reason`
+  read     "ok"      bench report/site/compare read it (escaping its text)
+           "skipped" they skip it with one line naming the file
+The gate runs with the provenance of run 4242 of keras-team/keras-nightly-bench
+(schedule, created 2026-11-30T02:17:00Z, attempt 1).
+Large cases (a 3 MB file, 100,000 nested lists) are made by the test itself.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BASE = {
+    "schema_version": 1,
+    "run": {"id": "4242", "attempt": 1, "event": "schedule", "started_at": "2026-11-30T02:20:00Z",
+            "repository": "keras-team/keras-nightly-bench",
+            "url": "https://github.com/keras-team/keras-nightly-bench/actions/runs/4242"},
+    "target": {"backend": "jax", "keras_backend": "jax", "device": "rtx-5070-ti"},
+    "environment": {"keras_version": "3.16.0.dev2026113002", "keras_source": "nightly", "python": "3.11.7"},
+    "results": [
+        {"model": "cnn", "mode": "train", "status": "ok", "value": 1000.0, "unit": "samples/s",
+         "samples": [990.0, 1000.0, 1010.0]},
+        {"model": "mlp", "mode": "predict", "status": "failed",
+         "error": {"kind": "crash", "message": "killed by SIGSEGV"}},
+    ],
+}
+INJECTION = ("x\n<!-- bench:table:end -->\n[click](http://evil.example) ![i](http://evil.example/x.png) "
+             "<script>alert(1)</script> | @keras-team `code` $x$ \u202eevil")
+
+
+def edit(**changes):
+    """A copy of BASE with dotted paths set ('results.0.value': -5)."""
+    rec = copy.deepcopy(BASE)
+    for dotted, value in changes.items():
+        *head, last = dotted.split(".")
+        obj = rec
+        for k in head:
+            obj = obj[int(k)] if isinstance(obj, list) else obj[k]
+        if isinstance(obj, list):
+            obj[int(last)] = value
+        else:
+            obj[last] = value
+    return rec
+
+
+def text(rec) -> str:
+    return json.dumps(rec, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def nested(levels: int):
+    v = "bottom"
+    for _ in range(levels):
+        v = {"x": v}
+    return v
+
+
+GOOD = text(BASE)
+# name -> (file text or bytes, publish, reason substring, read)
+CASES = {
+    # -- strict JSON --------------------------------------------------------------
+    "nan_in_environment": (GOOD.replace('"python": "3.11.7"', '"python": NaN'), "refused",
+                           "field environment.python is nan; expected a finite number", "skipped"),
+    "infinity_value": (GOOD.replace('"value": 1000.0', '"value": Infinity'), "refused",
+                       "field results[0].value is inf", "skipped"),
+    "overflow_float_sample": (GOOD.replace("990.0", "1e999"), "refused", "field results[0].samples[0] is inf",
+                              "skipped"),
+    "huge_integer": (GOOD.replace('"python": "3.11.7"', '"python": ' + "9" * 5000), "refused",
+                     "not valid JSON", "skipped"),
+    "duplicate_key_value": (GOOD.replace('"value": 1000.0', '"value": 1000.0, "value": 1.0'), "refused",
+                            "key 'value' appears twice", "ok"),
+    "duplicate_key_top": (GOOD.replace('"schema_version": 1', '"schema_version": 1, "schema_version": 1'),
+                          "refused", "key 'schema_version' appears twice", "ok"),
+    "not_utf8": (GOOD.replace("3.11.7", "3.11.7 caf\u00e9").encode("latin-1"), "refused", "not UTF-8 text",
+                 "skipped"),
+    "truncated": (GOOD[:200], "refused", "not valid JSON", "skipped"),
+    "top_level_array": ("[" + GOOD + "]", "refused", "expected a JSON object", "skipped"),
+    "nested_40_levels": (text(edit(**{"environment.deep": nested(40)})), "refused",
+                         "levels deep; the cap is 16", "ok"),
+    # -- sizes --------------------------------------------------------------------
+    "string_too_long": (text(edit(**{"results.1.error.message": "A" * 20_001})), "refused",
+                        "field results[1].error.message is 20001 characters; the cap is 20000", "ok"),
+    "too_many_results": (text(edit(results=[dict(BASE["results"][0], model=f"m{i}") for i in range(201)])),
+                         "refused", "holds 201 results; the cap is 200", "ok"),
+    "too_many_samples": (text(edit(**{"results.0.samples": [1000.0] * 10_001})), "refused",
+                         "results[0].samples holds 10001 samples; the cap is 10000", "ok"),
+    # -- contract: schema, numbers, optional field types ------------------------
+    "negative_value": (text(edit(**{"results.0.value": -5})), "refused", "results[0].value", "skipped"),
+    "negative_sample": (text(edit(**{"results.0.samples": [-1.0, 1000.0]})), "refused",
+                        "results[0].samples[0] is -1.0", "skipped"),
+    "zero_value": (text(edit(**{"results.0.value": 0})), "refused", "results[0].value", "skipped"),
+    "schema_version_2": (text(edit(schema_version=2)), "refused", "schema_version 2 is newer", "skipped"),
+    "attempt_is_bool": (text(edit(**{"run.attempt": True})), "refused", "run.attempt", "skipped"),
+    "url_is_number": (text(edit(**{"run.url": 5})), "refused", "run.url", "skipped"),
+    "protocol_is_string": (text(edit(**{"run.protocol": "2"})), "refused", "field run.protocol is '2'", "skipped"),
+    "keras_source_is_number": (text(edit(**{"environment.keras_source": 5})), "refused",
+                               "field environment.keras_source is 5", "skipped"),
+    "workers_is_string": (text(edit(**{"results.0.workers": "many"})), "refused",
+                          "field results[0].workers is 'many'", "skipped"),
+    "latency_p50_is_string": (text(edit(**{"results.0.latency": {"p50_ms": "fast"}})), "refused",
+                              "field results[0].latency.p50_ms is 'fast'", "skipped"),
+    "memory_negative_bytes": (text(edit(**{"results.0.memory": {"host_peak_bytes": -1}})), "refused",
+                              "field results[0].memory.host_peak_bytes is -1", "skipped"),
+    "night_not_a_date": (text(edit(**{"run.night": "yesterday"})), "refused", "run.night", "skipped"),
+    "year_one_with_offset": (text(edit(**{"run.started_at": "0001-01-01T00:00:00+01:00"})), "refused",
+                             "between years 1 and 9999", "skipped"),
+    # -- dates and provenance -----------------------------------------------------
+    "dated_9999": (text(edit(**{"run.started_at": "9999-12-31T23:00:00Z"})), "refused",
+                   "run.started_at is 9999-12-31T23:00:00Z, after 2026-12-01T04:17:00Z", "skipped"),
+    "night_9999": (text(edit(**{"run.night": "9999-12-31"})), "refused", "run.night is 9999-12-31", "skipped"),
+    "before_its_run": (text(edit(**{"run.started_at": "2026-01-01T00:00:00Z"})), "refused",
+                       "before its run was created", "ok"),
+    "other_run_id": (text(edit(**{"run.id": "999"})), "refused", "run.id is '999'; expected '4242'", "ok"),
+    "other_repository": (text(edit(**{"run.repository": "evil/fork"})), "refused",
+                         "run.repository is 'evil/fork'", "ok"),
+    "pull_request_event": (text(edit(**{"run.event": "pull_request"})), "refused",
+                           "run.event is 'pull_request'; expected 'schedule'", "ok"),
+    "attempt_not_yet_run": (text(edit(**{"run.attempt": 7})), "refused", "run.attempt is 7; expected at most 1", "ok"),
+    # -- labels: path tricks, look-alikes, invisible characters ----------------
+    "device_path_traversal": (text(edit(**{"target.device": "../../../etc/passwd"})), "refused",
+                              "field target.device is '../../../etc/passwd'", "ok"),
+    "backend_with_slash": (text(edit(**{"target.backend": "jax/../../x"})), "refused", "field target.backend", "ok"),
+    "device_dotdot": (text(edit(**{"target.device": ".."})), "refused", "field target.device is '..'", "ok"),
+    "device_with_space": (text(edit(**{"target.device": "rtx 5070-ti"})), "refused",
+                          "field target.device is 'rtx 5070-ti'", "ok"),
+    "device_lookalike_hyphen": (text(edit(**{"target.device": "rtx\u20115070-ti"})), "refused",
+                                "field target.device is 'rtx\\u20115070-ti'", "ok"),
+    "run_id_with_newline": (text(edit(**{"run.id": "4242\n"})), "refused", "field run.id is '4242\\n'", "ok"),
+    "model_cyrillic_lookalike": (text(edit(**{"results.0.model": "\u0441nn"})), "refused",
+                                 "field results[0].model is '\\u0441nn'", "ok"),
+    "model_bidi_override": (text(edit(**{"results.0.model": "cnn\u202e"})), "refused",
+                            "field results[0].model is 'cnn\\u202e'", "ok"),
+    "mode_with_marker_line": (text(edit(**{"results.0.mode": "train\n<!-- bench:table:end -->"})), "refused",
+                              "field results[0].mode", "ok"),
+    # -- admitted: the outputs must escape their text ---------------------------
+    "message_injection": (text(edit(**{"results.1.error.message": INJECTION})), "added", "", "ok"),
+    "model_with_dollars": (text(edit(**{"results.0.model": "cnn$x^2$"})), "added", "", "ok"),
+    "model_unbalanced_mathtext": (text(edit(**{"results.0.model": "a$b\\frac{"})), "added", "", "ok"),
+    "model_html": (text(edit(**{"results.0.model": "<img src=x onerror=alert(1)>"})), "added", "", "ok"),
+    "unit_with_pipe_and_backtick": (text(edit(**{"results.0.unit": "s|`x`"})), "added", "", "ok"),
+    "url_javascript": (text(edit(**{"run.url": "javascript:alert(1)"})), "added", "", "ok"),
+    "url_other_repository": (text(edit(**{"run.url": "https://github.com/evil/fork/actions/runs/4242"})),
+                             "added", "", "ok"),
+    "url_other_host": (text(edit(**{"run.url": "http://evil.example/keras-team/keras-nightly-bench/actions/runs/1"})),
+                       "added", "", "ok"),
+    "huge_finite_value": (text(edit(**{"results.0.value": 1e308, "results.0.samples": [1e308]})), "added", "", "ok"),
+}
+
+
+def main() -> None:
+    out = HERE / "cases"
+    out.mkdir(exist_ok=True)
+    expected = {}
+    for name, (content, publish, reason, read) in CASES.items():
+        if publish == "added":  # a device of its own: admitted cases must not share a path on the branch
+            rec = json.loads(content)
+            rec["target"]["device"] = "dev-" + name.replace("_", "-")
+            content = text(rec)
+        data = content if isinstance(content, bytes) else content.encode("utf-8")
+        (out / f"{name}.json").write_bytes(data)
+        expected[name] = {"publish": publish, "reason": reason, "read": read}
+    (HERE / "expected.json").write_text(json.dumps(expected, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
+    print(f"{len(CASES)} cases in {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""The hostile-record corpus (tests/hostile/): every case through the publish
+gate, `bench publish`, and the readers (report in every format with the README
+and plots, site, compare). Each case is handled as tests/hostile/expected.json
+says: refused or skipped with one line naming the file and the reason, or
+admitted and escaped in every output; never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from bench import cli
+from bench.present.readme import END, START
+from bench.records.guard import Gate, Provenance, Refusal, admit
+from bench.records.record import RunRecord
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+CASES = HOSTILE / "cases"
+EXPECTED = json.loads((HOSTILE / "expected.json").read_text(encoding="utf-8"))
+REPO = "keras-team/keras-nightly-bench"
+CREATED = datetime(2026, 11, 30, 2, 17, tzinfo=timezone.utc)
+RUN = Provenance("4242", REPO, "schedule", CREATED, 1)
+GATE = Gate(now=datetime(2026, 12, 1, tzinfo=timezone.utc), every=RUN)
+REFUSED = sorted(n for n, e in EXPECTED.items() if e["publish"] == "refused")
+ADDED = sorted(n for n, e in EXPECTED.items() if e["publish"] == "added")
+SKIPPED = sorted(n for n, e in EXPECTED.items() if e["read"] == "skipped")
+
+
+def test_the_corpus_has_a_file_and_an_outcome_for_at_least_30_cases():
+    assert len(EXPECTED) >= 30 and len(ADDED) >= 5 and len(REFUSED) >= 25
+    assert sorted(p.stem for p in CASES.glob("*.json")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_gate_admits_or_refuses_each_case_as_expected(name):
+    got = admit(CASES / f"{name}.json", GATE)
+    want = EXPECTED[name]
+    if want["publish"] == "added":
+        assert isinstance(got, RunRecord), got
+    else:
+        assert isinstance(got, Refusal), f"{name} was admitted"
+        assert got.source == str(CASES / f"{name}.json")
+        assert want["reason"] in got.reason
+        assert "\n" not in got.line() and "Traceback" not in got.line()
+
+
+def big_cases(folder: Path) -> dict[str, str]:
+    """The cases too large to commit: {file name: reason}."""
+    base = (CASES / "message_injection.json").read_text(encoding="utf-8")
+    folder.mkdir(parents=True, exist_ok=True)
+    padded = json.loads(base)
+    padded["environment"]["pad"] = ["x" * 1000] * 3000
+    (folder / "file_3mb.json").write_text(json.dumps(padded))
+    (folder / "nested_100000.json").write_text(base[:-2] + ', "deep": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    return {"file_3mb.json": "bytes; the cap is 2097152 bytes",
+            "nested_100000.json": "JSON nested too deeply to read"}
+
+
+def test_the_gate_refuses_oversized_and_bottomless_files(tmp_path):
+    for name, reason in big_cases(tmp_path).items():
+        got = admit(tmp_path / name, GATE)
+        assert isinstance(got, Refusal) and reason in got.reason, got
+
+
+def test_without_provenance_a_record_from_the_future_is_still_refused():
+    got = admit(CASES / "dated_9999.json", Gate(now=datetime(2026, 12, 1, tzinfo=timezone.utc)))
+    assert isinstance(got, Refusal) and "it is now 2026-12-01T00:00:00Z" in got.reason
+    assert isinstance(admit(CASES / "other_run_id.json", Gate(now=GATE.now)), RunRecord)  # nothing to compare with
+
+
+def test_publish_takes_the_good_refuses_the_rest_one_line_each(tmp_path, capsys, monkeypatch):
+    artifact = tmp_path / "artifacts" / "record-4242-1"
+    shutil.copytree(CASES, artifact)
+    big = big_cases(artifact)
+    provenance = tmp_path / "provenance.json"
+    provenance.write_text(json.dumps({"format": 1, "artifacts": {"artifacts/record-4242-1": {
+        "run_id": "4242", "repository": REPO, "event": "schedule", "created_at": "2026-11-30T02:17:00Z",
+        "run_attempt": 1}}}))
+    summary = tmp_path / "summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
+    bare = tmp_path / "data.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    code = cli.main(["publish", "--repo", str(bare), "--provenance", str(provenance), str(artifact)])
+    out, err = capsys.readouterr()
+    assert code == 3
+    lines = [ln for ln in err.splitlines() if ln.startswith("bench publish: refused ")]
+    # Dates in the gate are checked against the run's creation, so the clock does not matter here.
+    refused = {re.match(r"bench publish: refused (\S+): ", ln).group(1) for ln in lines}
+    assert refused == {str(artifact / f"{n}.json") for n in REFUSED} | {str(artifact / n) for n in big}
+    assert len(lines) == len(refused) and "Traceback" not in err
+    assert f"{len(refused)} of {len(refused) + len(ADDED)} record file(s) refused" in err
+    on_branch = subprocess.run(["git", "--git-dir", str(bare), "ls-tree", "-r", "--name-only", "gh-pages"],
+                               capture_output=True, text=True, check=True).stdout.split()
+    assert sorted(on_branch) == sorted(f"runs/2026/11/30/jax--dev-{n.replace('_', '-')}--4242-1.json" for n in ADDED)
+    assert out.count("added ") == len(ADDED)
+    table = summary.read_text(encoding="utf-8")
+    assert table.count("\n| ") == len(refused) + 1  # header + one row per refusal
+    assert "device\\_path\\_traversal.json | field target.device is '../../../etc/passwd'" in table
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    """Every case (and the big ones) laid out as a data branch checkout."""
+    root = tmp_path_factory.mktemp("hostile") / "data"
+    runs = root / "runs" / "2026" / "11" / "30"
+    shutil.copytree(CASES, runs)
+    big_cases(runs)
+    return root
+
+
+def skipped_names(err: str) -> set[str]:
+    return {Path(m).stem for m in re.findall(r"^bench: skipped (\S+?): ", err, re.M)}
+
+
+def test_report_skips_the_unreadable_names_each_and_escapes_the_rest(data, tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# t\n\n{START}\nold\n{END}\n\nsee `{START}` in prose\n")
+    args = ["report", "--data", str(data), "--readme", str(readme)]
+    assert cli.main(args) == 0
+    out, err = capsys.readouterr()
+    assert skipped_names(err) == set(SKIPPED) | {"nested_100000"}  # readers have no size cap; depth they must
+    assert "Traceback" not in err
+    for text in (out, readme.read_text(encoding="utf-8")):
+        assert "<script" not in text and "<img" not in text and "](http" not in text and "![" not in text
+        assert "@keras-team" not in text and "\u202e" not in text  # no mention, no bidi override
+        assert "x &lt;\\!-- bench:table:end --&gt; \\[click\\]\\(http://evil.example\\)" in text
+    lines = readme.read_text(encoding="utf-8").splitlines()
+    assert lines.count(START) == 1 and lines.count(END) == 1  # the injected marker stayed text
+    once = readme.read_bytes()
+    assert cli.main(args) == 0 and readme.read_bytes() == once  # twice: the same file
+
+
+def test_plots_draw_dollars_and_huge_values_as_they_are(tmp_path, capsys):
+    data = tmp_path / "data" / "runs"
+    data.mkdir(parents=True)
+    plotted = ("model_with_dollars", "model_unbalanced_mathtext", "huge_finite_value")
+    for n in plotted:
+        shutil.copy(CASES / f"{n}.json", data)
+    assert cli.main(["report", "--data", str(tmp_path / "data"), "--plots", str(tmp_path / "plots")]) == 0
+    assert "Traceback" not in capsys.readouterr().err
+    plots = {p.name for p in (tmp_path / "plots").glob("*.png")}
+    assert len(plots) == 2 * len(plotted) + 1  # cnn and mlp per case, and the overview
+    assert any(name.startswith("jax--dev-model-with-dollars--cnn_x_2_-") for name in plots)
+    assert any(name.startswith("jax--dev-model-unbalanced-mathtext--a_b_frac_-") for name in plots)
+
+
+def test_report_html_and_json_escape_and_parse(data, tmp_path, capsys):
+    assert cli.main(["report", "--data", str(data), "--format", "html", "--out", str(tmp_path / "t.html")]) == 0
+    html = (tmp_path / "t.html").read_text(encoding="utf-8")
+    assert "<script>" not in html and "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert cli.main(["report", "--data", str(data), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert any(r["model"] == "a$b\\frac{" for r in rows)
+
+
+def test_site_links_only_this_repositorys_runs(data, tmp_path, capsys):
+    out = tmp_path / "site"
+    assert cli.main(["site", "--data", str(data), "--out", str(out), "--repository", REPO, "--no-plots"]) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    index = json.loads((out / "data" / "index.json").read_text(encoding="utf-8"))
+    urls = {run[3] for run in index["runs"]}
+    assert urls == {None, f"https://github.com/{REPO}/actions/runs/4242"}
+    assert "\u202e" not in (out / "data" / "table.md").read_text(encoding="utf-8")
+
+
+def test_compare_escapes_every_admitted_head(data, tmp_path, capsys):
+    heads = [str(CASES / f"{n}.json") for n in ADDED]
+    code = cli.main(["compare", "--base", str(data), "--head", *heads])
+    out, err = capsys.readouterr()
+    assert code == 0 and "Traceback" not in err
+    assert "<script" not in out and "<img" not in out and "](http://evil" not in out and "@keras-team" not in out
+    assert "&lt;img src=x onerror=alert\\(1\\)&gt;" in out
