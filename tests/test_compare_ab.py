@@ -2,6 +2,7 @@
 (latency p99, peak memory), with records built here."""
 
 import json
+import sys
 from datetime import timedelta
 
 import pytest
@@ -130,3 +131,26 @@ def test_one_value_metrics_against_one_base_run_are_shown_not_called():
     mem = next(r for r in rows if r.metric == "host memory")
     assert (mem.verdict, mem.p_value, mem.detectable) == ("unchanged", None, None)
     assert mem.reason == "one value per run: 1 base value, the test needs 3"
+
+
+def test_sensitivity_simulation_draws_runs_from_measured_pairs(tmp_path, capsys, monkeypatch):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parent.parent / "scripts" / "bench_ab_sensitivity.py"
+    spec = importlib.util.spec_from_file_location("bench_ab_sensitivity", path)
+    script = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, script)
+    spec.loader.exec_module(script)
+    for case, factor in (("identical", 1.0), ("wider", 0.91)):
+        for i in range(2):  # two measured A/B runs per case
+            folder = tmp_path / case / f"{i:02d}"
+            folder.mkdir(parents=True)
+            for name, f in (("a", 1.0), ("b", factor)):
+                (folder / f"{name}.json").write_text(side(name, f, ab_id=f"{case}-{i}").to_json())
+    assert script.measured_pairs(tmp_path / "wider")[1] == 8
+    monkeypatch.setattr(sys, "argv", ["x", "simulate", "--records", str(tmp_path), "--workers", "5"])
+    assert script.main() == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("identical: {'unchanged': 20} of 20 simulated runs of 5 worker pairs, drawn from "
+                             "16 measured pairs")
+    assert out[1].startswith("wider: {'slower': 20} of 20 simulated runs of 5 worker pairs")
