@@ -13,7 +13,7 @@ import sys
 from datetime import datetime, timezone
 from functools import partial
 
-from bench.measure import backends, environment, machine, runner, telemetry
+from bench.measure import backends, check, environment, lock, machine, pool, runner, schedule, telemetry
 
 from bench import config
 
@@ -34,7 +34,18 @@ def add_arguments(parser):
     parser.add_argument("--models", nargs="+", default=None, help="models, comma- or space-separated (default: all)")
     parser.add_argument("--modes", nargs="+", default=None, help="modes, comma- or space-separated (default: all)")
     parser.add_argument("--out", default=".", help="folder for the record files (default: .)")
-    parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats (harness.quick_*)")
+    parser.add_argument("--quick", action="store_true",
+                        help="harness.quick_workers worker processes of harness.quick_repeats shorter repeats "
+                             "(quick_min_repeat_seconds): enough workers for a median and a spread, in ~4 min "
+                             "for four backends here; the nightly uses harness.workers x harness.repeats")
+    parser.add_argument("--protocol", type=int, choices=(1, 2), default=2,
+                        help="2 (default): worker processes, fixed work, disturbance reruns (bench/measure/pool.py); "
+                             "1: one process per benchmark, as before")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="worker processes per benchmark (default: harness.workers, or quick_workers)")
+    parser.add_argument("--ab", nargs=2, metavar=("A_PYTHON", "B_PYTHON"), default=None,
+                        help="same-machine A/B: the python of two venvs, each holding a Keras build; their "
+                             "workers interleave A B A B in this job; writes one record per side with run.ab")
     parser.add_argument("--timeout", type=positive_float, default=None,
                         help="seconds per (model, mode) child (default: harness.timeout)")
     parser.add_argument("--keras-source", default=None, choices=("nightly", "pinned", "git"),
@@ -57,39 +68,101 @@ def main(args) -> int:
         raise UsageError(str(e)) from None
     protocol = Protocol.from_config(cfg.harness, args.quick)
     timeout = args.timeout or cfg.harness.timeout
+    workers = args.workers or (cfg.harness.quick_workers if args.quick else cfg.harness.workers)
+    if workers < 1:
+        raise ConfigError(f"--workers is {workers!r}; expected a positive integer")
+    if args.ab and args.protocol != 2:
+        raise ConfigError("--ab needs --protocol 2 (workers of A and B interleave)")
+    sides = _sides(args.ab)
+    problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}")
+    if problem:  # before any benchmark starts
+        raise ConfigError(f"{cfg.path}: {problem}")
+    findings = check.findings(check.readings(), device.threads, device.cpus)
+    for f in findings:
+        if f["status"] == "warn":
+            print(f"bench run: check: {f['topic']}: {f['advice']}", file=sys.stderr)
     now = datetime.now(timezone.utc).replace(microsecond=0)
     run = environment.run_info(os.environ, now)
     host = environment.host_info()
 
-    # compute + write, one backend at a time (each record is written as soon as it is complete)
+    # compute + write, one backend at a time (each record is written as soon as it is complete),
+    # holding the machine lock so no other bench run on this host overlaps
     written = []
-    for label in labels:
-        backend = cfg.backend(label)
-        module = _backend_module(cfg, backend)
-        jobs = [runner.Job(_spec(backend, device, m, mode, cfg, protocol), timeout)
-                for m in models for mode in modes]
-        started = datetime.now(timezone.utc)
-        state_start = telemetry.snapshot()
-        done = runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
-                               partial(runner.spawn, echo=args.verbose),
-                               install_error=runner.install_failed(install_log))
-        state_end = telemetry.snapshot()
-        rec = record.RunRecord.from_dict({
-            "schema_version": record.SCHEMA_VERSION,
-            "run": {**run, "started_at": record.format_time(started), "finished_at": record.utc_now()},
-            "target": {"backend": label, "keras_backend": backend.keras_backend, "device": device.label},
-            "environment": {**environment.capture(
-                versions=module.versions(), children=list(done.environments), accelerator=device.accelerator,
-                keras_source=args.keras_source, install_log=install_log, device_env=device.env,
-                environ=os.environ, host=host),
-                **machine.environment_block(state_start, state_end, list(done.environments), os.environ)},
-            "results": list(done.results),
-        }, source=f"{label}/{device.label} record")
-        path = record.write(rec, args.out)
-        print(path, flush=True)
-        written.append(rec)
+    with lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True)):
+        for label in labels:
+            written += _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides,
+                                    install_log, run, host, findings)
     print("\n" + summary_table(written), file=sys.stderr, end="")
     return 0
+
+
+def _sides(ab) -> dict[str, str]:
+    """{side: python}: {"": this python}, or {"a": A, "b": B} for --ab."""
+    if not ab:
+        return {"": sys.executable}
+    for flag, python in zip(("A_PYTHON", "B_PYTHON"), ab):
+        if not (os.path.isfile(python) and os.access(python, os.X_OK)):
+            raise ConfigError(f"--ab {flag} is {python!r}; expected the python executable of a venv")
+    return {"a": ab[0], "b": ab[1]}
+
+
+def _available_cpus():
+    return set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
+def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides, install_log,
+                 run, host, findings) -> list:
+    backend = cfg.backend(label)
+    module = _backend_module(cfg, backend)
+    specs = [_spec(backend, device, m, mode, cfg, protocol) for m in models for mode in modes]
+    started = datetime.now(timezone.utc)
+    state_start = telemetry.snapshot()
+    if args.protocol == 2:
+        def spawn(task, todo):
+            return pool.spawn_worker(task, todo, timeout=timeout, python=sides[task.side], cpus=device.cpus,
+                                     echo=args.verbose)
+
+        def progress(side, line):
+            print(f"{label}/{device.label} {line}", file=sys.stderr, flush=True)
+
+        done = pool.run_backend(specs, workers, spawn, sides=tuple(sides), supports=module.supports,
+                                install_error=runner.install_failed(install_log),
+                                unstable_limit=cfg.harness.unstable_spread, progress=progress)
+    else:
+        jobs = [runner.Job(s, timeout) for s in specs]
+        done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
+                                    partial(runner.spawn, echo=args.verbose),
+                                    install_error=runner.install_failed(install_log))}
+    state_end = telemetry.snapshot()
+    finished = record.utc_now()
+    out = []
+    for side, part in done.items():
+        extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}
+        if side:
+            extra.update(id=f"{run['id']}-{side}", ab={"id": run["id"], "side": side, "python": sides[side]})
+        rec = _record(args, backend, device, label, module, part, {**run, **extra}, started, finished,
+                      install_log, host, state_start, state_end, findings)
+        path = record.write(rec, args.out)
+        print(path, flush=True)
+        out.append(rec)
+    return out
+
+
+def _record(args, backend, device, label, module, done, run, started, finished, install_log, host,
+            state_start, state_end, findings):
+    return record.RunRecord.from_dict({
+        "schema_version": record.SCHEMA_VERSION,
+        "run": {**run, "started_at": record.format_time(started), "finished_at": finished},
+        "target": {"backend": label, "keras_backend": backend.keras_backend, "device": device.label},
+        "environment": {**environment.capture(
+            versions=module.versions(), children=list(done.environments), accelerator=device.accelerator,
+            keras_source=args.keras_source, install_log=install_log, device_env=device.env,
+            environ=os.environ, host=host),
+            **machine.environment_block(state_start, state_end, list(done.environments), os.environ),
+            # protocol 2: the device's thread/CPU settings and bench check's findings
+            "threads": device.threads, "cpus": list(device.cpus) if device.cpus else None, "check": findings},
+        "results": list(done.results),
+    }, source=f"{label}/{device.label} record")
 
 
 def _choose(given, default, flag: str, known) -> tuple[str, ...]:
@@ -114,8 +187,16 @@ def _spec(backend, device, model: str, mode: str, cfg, protocol: Protocol) -> Sp
     return Spec(backend=backend.label, keras_backend=backend.keras_backend, model=model, mode=mode,
                 batch_size=1 if mode == "latency" else cfg.models[model].batch_size, repeats=protocol.repeats,
                 min_repeat_seconds=protocol.min_repeat_seconds, warmup_steps=protocol.warmup_steps,
-                result_path="", env=dict(device.env),
+                result_path="", env=_env(device),
                 latency_calls=cfg.latency.calls, latency_warmup=cfg.latency.warmup_calls)
+
+
+def _env(device) -> dict:
+    """The device's env, plus its `threads` for the backend's prepare() (bench/measure/backends)."""
+    env = dict(device.env)
+    if device.threads is not None:
+        env[backends.THREADS_VAR] = str(device.threads)
+    return env
 
 
 def _progress(backend: str, device: str, total: int):

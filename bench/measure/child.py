@@ -9,6 +9,8 @@ KERAS_BACKEND and the device's env set, and reads the JSON the child writes to
   compile  the first fit/predict call (traces and compiles) -> compile_seconds
   gate     bench/measure/workloads/gate.py                          -> failed/quality
   timing   bench/measure/harness.py: warm-up, calibration, repeats  -> ok, samples/s
+           mode "latency": bench/measure/latency.py, batch-1 predict_on_batch -> ok, p50 ms
+  usage    bench/measure/usage.py: peak host/device memory, energy over the timed calls
 
 A Python exception becomes a classified failure in the result file; a child
 that dies without writing one is classified by the parent.
@@ -24,7 +26,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.measure import backends, failures, harness
+from bench.measure import backends, disturbance, failures, harness, latency, usage, verify
 
 SEED = 1234
 # Batches per fit/predict call in the timed region: as many as fit in
@@ -32,6 +34,17 @@ SEED = 1234
 # about 2-5 ms) is spread over many batches while the data stays bounded.
 CHUNK_BYTES = 128 * 2**20
 UNIT, BETTER = "samples/s", "bigger"
+MODES = ("train", "predict", "latency")
+LATENCY_UNIT, LATENCY_BETTER = "ms", "smaller"
+
+
+def backend_mode(mode: str) -> str:
+    """What a mode asks of the backend (backends' supports()): latency is a predict."""
+    return "predict" if mode == "latency" else mode
+
+# The latency mode's quality gate predicts the test digits in batches of this
+# many (one call per digit would only slow the gate down).
+LATENCY_GATE_BATCH = 128
 
 
 @dataclass(frozen=True)
@@ -48,10 +61,13 @@ class Spec:
     warmup_steps: int
     result_path: str
     env: dict = field(default_factory=dict)  # the device's env settings
+    steps: int | None = None  # protocol 2: the fixed work per call (None: calibrate here)
+    latency_calls: int = latency.MIN_CALLS  # mode "latency": timed batch-1 calls ...
+    latency_warmup: int = 20                # ... after this many untimed ones
 
     def __post_init__(self):
-        if self.mode not in ("train", "predict"):
-            raise ValueError(f"Spec.mode is {self.mode!r}; expected 'train' or 'predict'")
+        if self.mode not in MODES:
+            raise ValueError(f"Spec.mode is {self.mode!r}; expected one of {', '.join(MODES)}")
         if self.batch_size < 1:
             raise ValueError(f"Spec.batch_size is {self.batch_size!r}; expected a positive integer")
 
@@ -67,7 +83,8 @@ class Spec:
         return cls(**json.loads(text))
 
     def base_result(self) -> dict:
-        return {"model": self.model, "mode": self.mode, "unit": UNIT, "better": BETTER,
+        unit, better = (LATENCY_UNIT, LATENCY_BETTER) if self.mode == "latency" else (UNIT, BETTER)
+        return {"model": self.model, "mode": self.mode, "unit": unit, "better": better,
                 "batch_size": self.batch_size}
 
 
@@ -98,16 +115,76 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
         keras = _stage("import", _import_keras, backend, spec, env_info)
         model, data = _stage("build", _build, keras, spec)
         env_info["jit"] = getattr(model, "jit_compile", None)  # what jit_compile="auto" resolved to
-        run = _runner(model, data, spec, backend)
-        compile_seconds = _stage("compile", harness.time_call, lambda: run(1), clock)
-        quality = _stage("gate", _gate, model, data, spec, clock)
-        timing = _stage("timing", harness.benchmark, run, spec.batch_size, spec.protocol(), clock)
-        result.update(status="ok", value=timing.value, samples=list(timing.samples),
-                      compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary())
+        measure = _latency if spec.mode == "latency" else _throughput
+        result.update(measure(model, data, spec, backend, _device_name(env_info), clock))
     except _Failed as f:
         result.update(status="failed", error=f.failure.as_error(), **f.extra)
     result["child_seconds"] = round(clock() - t_start, 3)
     return {"result": result, "environment": env_info}
+
+
+def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict:
+    """Modes train and predict: samples/s through the harness's timed repeats."""
+    run = _runner(model, d, spec, backend)
+    compile_seconds = _stage("compile", harness.time_call, lambda: run(1), clock)
+    quality = _stage("gate", _gate, model, d, spec, clock)
+    last: dict = {}
+
+    def kept(steps):  # keeps the last timed call's result for _verify
+        last["out"] = run(steps)
+        return last["out"]
+
+    timed, meter = _metered(kept, device)
+    timing = _stage("timing", harness.benchmark, timed, spec.batch_size, spec.protocol(), clock, None,
+                    spec.steps, disturbance.snapshot)
+    energy = _energy(timed, meter, len(timing.repeats), spec.batch_size)
+    setup = _stage("timing", harness.setup_seconds, run, timing, clock)
+    quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
+    return dict(status="ok", value=timing.value, samples=list(timing.samples),
+                compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
+                steps_per_call=timing.steps, setup_seconds=round(setup, 6),
+                memory=usage.memory_block(backend), energy=energy)
+
+
+def _metered(run, device: str):
+    """`run` read by the device's energy meter around each call, or as is (and why) without one."""
+    meter, unavailable = usage.open_meter(device)
+    return (usage.Metered(run, meter), meter) if meter else (run, unavailable)
+
+
+def _energy(timed, meter, timed_calls: int, samples_per_step: int) -> dict:
+    if not isinstance(timed, usage.Metered):
+        return meter  # {"unavailable": reason}
+    meter.close()
+    return timed.energy(timed_calls, samples_per_step)
+
+
+def _device_name(env_info: dict) -> str:
+    return str(env_info.get("device", {}).get("device", "cpu"))
+
+
+def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict:
+    """Mode "latency": batch-1 `predict_on_batch` (Keras's compiled single-batch
+    path, the one online inference takes), `spec.latency_calls` timed calls
+    after `spec.latency_warmup` untimed ones; value = p50 in ms."""
+    x1 = d.x_test[:1]
+
+    def call():
+        return backend.sync(model.predict_on_batch(x1))
+
+    compile_seconds = _stage("compile", harness.time_call, call, clock)
+    gate_spec = Spec(**{**spec.__dict__, "mode": "predict", "batch_size": LATENCY_GATE_BATCH})
+    quality = _stage("gate", _gate, model, d, gate_spec, clock)
+    for _ in range(spec.latency_warmup):
+        _stage("timing", call)
+    # The meter is read once around all timed calls (one "step" of `calls` samples),
+    # never inside a timed call.
+    timed, meter = _metered(lambda calls: latency.measure(call, calls, 0, clock), device)
+    lat = _stage("timing", timed, spec.latency_calls)
+    energy = _energy(timed, meter, 1, 1)
+    return dict(status="ok", value=lat.p50_ms, samples=[round(s, 6) for s in lat.samples_ms],
+                latency=lat.summary(), compile_seconds=round(compile_seconds, 6), quality=quality,
+                memory=usage.memory_block(backend), energy=energy)
 
 
 def _import_keras(backend, spec: Spec, env_info: dict):
@@ -116,6 +193,8 @@ def _import_keras(backend, spec: Spec, env_info: dict):
 
     env_info["keras_version"] = keras.__version__
     env_info["device"] = backend.device_info()
+    env_info["keras_config"] = {"floatx": keras.config.floatx(),
+                                "dtype_policy": keras.config.dtype_policy().name}
     return keras
 
 
@@ -139,7 +218,7 @@ def _build(keras, spec: Spec):
     keras.utils.set_random_seed(SEED)
     model = w.build()
     workloads.compile_model(model)
-    if spec.mode == "predict":
+    if spec.mode in ("predict", "latency"):
         ref = gate.load_reference(spec.model)
         current = model.get_weights()
         shapes = [tuple(a.shape) for a in current], [tuple(a.shape) for a in ref.weights]
@@ -151,8 +230,13 @@ def _build(keras, spec: Spec):
     if n == 0:
         raise ValueError(f"batch size {spec.batch_size} is larger than the {len(split.x_train)} training digits")
     x_train = data.for_model(split.x_train, w.flat_input)
-    chunk = max(1, CHUNK_BYTES // (spec.batch_size * x_train[0].nbytes))
-    x_time, y_time = data.tiled(x_train, split.y_train, chunk * spec.batch_size)
+    # (latency times one test digit: no tiled timing data)
+    chunk = 1 if spec.mode == "latency" else max(1, CHUNK_BYTES // (spec.batch_size * x_train[0].nbytes))
+    # predict times the held-out digits tiled, so its last timed output can be
+    # checked row by row against the reference logits (bench/measure/verify.py)
+    x_src, y_src = ((data.for_model(split.x_test, w.flat_input), split.y_test) if spec.mode == "predict"
+                    else (x_train, split.y_train))
+    x_time, y_time = data.tiled(x_src, y_src, chunk * spec.batch_size)
     return model, _Data(x_train[:n], split.y_train[:n], data.for_model(split.x_test, w.flat_input),
                         split.y_test, x_time, y_time, chunk)
 
@@ -201,6 +285,20 @@ def _gate(model, d: _Data, spec: Spec, clock) -> dict:
     if not verdict.passed:
         raise _Failed(failures.Failure("quality", verdict.message), {"quality": numbers})
     return numbers
+
+
+def _verify(model, d: _Data, spec: Spec, last) -> dict:
+    """Check the timed calls' own results; wrong ones fail as `quality`."""
+    from bench.measure.workloads import gate
+
+    if spec.mode == "train":
+        logits = model.predict(d.x_test, batch_size=len(d.x_test), verbose=0)
+        verdict = verify.timed_train(last, gate.accuracy(logits, d.y_test))
+    else:
+        verdict = verify.timed_predict(last, gate.load_reference(spec.model))
+    if not verdict.passed:
+        raise _Failed(failures.Failure("quality", verdict.message), {"quality": {"timed": verdict.numbers}})
+    return verdict.numbers
 
 
 def main(argv: list[str] | None = None) -> int:

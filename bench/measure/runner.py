@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from bench.measure import backends, failures
-from bench.measure.child import Spec
+from bench.measure.child import Spec, backend_mode
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 STDERR_TAIL = 4000  # characters of a dead child's output kept for classifying it
@@ -171,7 +171,7 @@ def run_jobs(jobs: list[Job], progress: Callable[[Job, dict], None] = lambda j, 
     install_failure = None
     for job in jobs:
         backend = backends.get(job.spec.keras_backend)
-        if not backend.supports(job.spec.mode):
+        if not backend.supports(backend_mode(job.spec.mode)):
             result = skipped(job.spec)
         elif install_error is not None:
             result = dict(job.spec.base_result(), status="failed",

@@ -12,9 +12,21 @@ from bench.records.record import RunRecord
 def figure(result: dict) -> str:
     """'1,234 samples/s +-2.1%' for ok, 'failed (timeout): ...' otherwise."""
     if result["status"] == "ok":
-        return f"{result['value']:,.0f} {result.get('unit', 'samples/s')} {spread_text(result.get('samples', []))}".rstrip()
+        return f"{value_text(result)} {result.get('unit', 'samples/s')} {spread_of(result)}".rstrip()
     err = result.get("error") or {}
     return f"{result['status']} ({err.get('kind', '?')}): {err.get('message', '')}"
+
+
+def value_text(result: dict) -> str:
+    """Throughput as a whole number; a latency in ms to 3 significant digits."""
+    return f"{result['value']:.3g}" if "latency" in result else f"{result['value']:,.0f}"
+
+
+def spread_of(result: dict) -> str:
+    """A latency's tail (p99), else the repeats' spread: per-call times are not repeats."""
+    if isinstance(result.get("latency"), dict):
+        return f"p99 {result['latency']['p99_ms']:.3g} ms"
+    return spread_text(result.get("samples", []))
 
 
 def spread_text(samples: list[float]) -> str:
@@ -29,7 +41,8 @@ def progress_line(backend: str, device: str, index: int, total: int, result: dic
     secs = result.get("child_seconds")
     extra = []
     if result["status"] == "ok":
-        extra.append(f"{len(result.get('samples', []))} repeats")
+        n = len(result.get("samples", []))
+        extra.append(f"{n} calls" if "latency" in result else f"{n} repeats")
         if "compile_seconds" in result:
             extra.append(f"compile {result['compile_seconds']:.1f} s")
     if secs is not None:
@@ -48,7 +61,7 @@ def summary_table(records: Iterable[RunRecord]) -> str:
             err = r.get("error") or {}
             note = "" if ok else f"{err.get('kind', '')}: {err.get('message', '')}"
             rows.append((rec.backend, rec.device, r["model"], r["mode"], r["status"],
-                         f"{r['value']:,.0f}" if ok else "—", spread_text(r.get("samples", [])) if ok else "",
+                         value_text(r) if ok else "—", spread_of(r) if ok else "",
                          note[:70]))
     widths = [max(len(row[i]) for row in [head, *rows]) for i in range(len(head))]
     def cell(i: int, c: str) -> str:

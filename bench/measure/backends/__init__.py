@@ -6,12 +6,17 @@ backend's name:
   NAME                      the KERAS_BACKEND it serves
   supports(mode) -> bool    can this backend run `mode` ('train', 'predict')?
   prepare(env) -> dict      called in the child before Keras is imported;
-                            `env` is the device's env settings; returns the
-                            settings it applied (recorded in the environment)
+                            `env` is the device's env settings (plus
+                            THREADS_VAR, the device's `threads`, which each
+                            backend applies through its own settings);
+                            returns the settings it applied (recorded)
   sync(x) -> x              block until the device has finished computing x
   versions() -> dict        {package: version} of what is installed (no import)
-  device_info() -> dict     the device Keras computes on: name, driver, ...
+  device_info() -> dict     the device Keras computes on: name, cuda, cudnn, ...
                             (imports the backend; call it in the child)
+  device_peak_bytes()       peak device memory of this process in bytes, or
+                            None where the backend has no device memory to
+                            report (CPU); call it in the child after timing
 
 `versions()` reads package metadata only, so the parent process can fill in
 the environment even when the backend cannot be imported.
@@ -34,7 +39,26 @@ _MODULES = {
     "numpy": "numpy",
 }
 KNOWN = tuple(_MODULES)
-INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info")
+THREADS_VAR = "BENCH_THREADS"  # benchmarks.yaml devices.<d>.threads, passed to prepare(env)
+
+
+def threads(env) -> int | None:
+    """The device's `threads` from prepare's env, or None when not set."""
+    value = env.get(THREADS_VAR)
+    return int(value) if value else None
+
+
+def omp_threads(n: int) -> dict:
+    """The OpenMP/MKL/OpenBLAS pool sizes (read when the library loads: set them
+    before importing it). Shared by the backends whose kernels use those pools."""
+    import os
+
+    settings = {k: str(n) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")}
+    os.environ.update(settings)
+    return settings
+
+
+INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info", "device_peak_bytes")
 
 
 def get(keras_backend: str) -> ModuleType:

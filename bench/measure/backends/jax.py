@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.measure.backends import installed_versions
+from bench.measure.backends import installed_versions, omp_threads, threads
 
 NAME = "jax"
 PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt")
@@ -13,9 +13,20 @@ def supports(mode: str) -> bool:
 
 
 def prepare(env) -> dict:
-    # Nothing to set: JAX picks its platform itself (JAX_PLATFORMS in the
-    # device's env pins it when a device needs that).
-    return {}
+    # JAX picks its platform itself (JAX_PLATFORMS in the device's env pins it
+    # when a device needs that). Threads: XLA:CPU sizes its Eigen pool from the
+    # CPUs it may use (the worker's affinity); one thread is XLA's own flag.
+    n = threads(env)
+    if n is None:
+        return {}
+    import os
+
+    settings = omp_threads(n)
+    if n == 1:
+        flags = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+        os.environ["XLA_FLAGS"] = " ".join(filter(None, [os.environ.get("XLA_FLAGS"), flags]))
+        settings["XLA_FLAGS"] = os.environ["XLA_FLAGS"]
+    return settings
 
 
 def sync(x):
@@ -35,5 +46,26 @@ def device_info() -> dict:
     d = devices[0]
     info = {"device": f"{d.platform}:{d.device_kind}", "count": len(devices)}
     if d.platform != "cpu":
-        info["driver"] = getattr(d.client, "platform_version", None)
+        # e.g. "cuda 12080": the CUDA runtime (was stored as "driver" before issue 13)
+        info["cuda"] = getattr(d.client, "platform_version", None)
+        info["cudnn"] = _cudnn_version()
     return info
+
+
+def _cudnn_version() -> str | None:
+    try:
+        from jax._src.lib import cuda_versions  # private, but the only place jax says it
+    except ImportError:
+        return None
+    get = getattr(cuda_versions, "cudnn_get_version", None) if cuda_versions else None
+    return str(get()) if get else None
+
+
+def device_peak_bytes() -> int | None:
+    """The device's memory_stats() peak_bytes_in_use (None on CPU, where jax keeps no stats)."""
+    import jax
+
+    stats = jax.devices()[0].memory_stats()
+    if not stats or "peak_bytes_in_use" not in stats:
+        return None
+    return int(stats["peak_bytes_in_use"])

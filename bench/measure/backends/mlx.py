@@ -6,7 +6,7 @@ The device comes from the device's env in benchmarks.yaml
 
 from __future__ import annotations
 
-from bench.measure.backends import installed_versions
+from bench.measure.backends import installed_versions, omp_threads, threads
 
 NAME = "mlx"
 PACKAGES = ("mlx", "mlx-cpu", "mlx-metal", "keras-mlx")
@@ -18,9 +18,13 @@ def supports(mode: str) -> bool:
 
 
 def prepare(env) -> dict:
+    # MLX has no thread setting of its own: its CPU work is bounded by the
+    # worker's CPU affinity (devices.<d>.cpus); OpenMP/BLAS pools get `threads`.
+    n = threads(env)
+    applied = omp_threads(n) if n is not None else {}
     choice = env.get(DEVICE_VAR)
     if not choice:
-        return {}
+        return applied
     if choice not in ("cpu", "gpu"):
         raise ValueError(f"{DEVICE_VAR} is {choice!r}; expected 'cpu' or 'gpu'")
     import mlx.core as mx
@@ -28,7 +32,7 @@ def prepare(env) -> dict:
     if choice == "gpu" and not mx.metal.is_available():
         raise RuntimeError(f"{DEVICE_VAR}=gpu but this MLX has no Metal GPU (mlx[cpu]?)")
     mx.set_default_device(mx.gpu if choice == "gpu" else mx.cpu)
-    return {"mlx_device": choice}
+    return {**applied, "mlx_device": choice}
 
 
 def sync(x):
@@ -52,3 +56,12 @@ def device_info() -> dict:
         meta = mx.metal.device_info()
         info["accelerator"] = str(meta.get("device_name") or meta.get("architecture", "metal"))
     return info
+
+
+def device_peak_bytes() -> int | None:
+    """mx.get_peak_memory(): MLX's allocator peak (Metal buffers on a GPU; the
+    arrays' memory with mlx[cpu])."""
+    import mlx.core as mx
+
+    get = getattr(mx, "get_peak_memory", None) or mx.metal.get_peak_memory
+    return int(get())

@@ -27,3 +27,7 @@ def versions() -> dict:
 
 def device_info() -> dict:
     return {"device": "cpu"}
+
+
+def device_peak_bytes() -> None:
+    return None  # host memory only (the worker's peak RSS)

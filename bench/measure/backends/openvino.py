@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.measure.backends import installed_versions
+from bench.measure.backends import installed_versions, threads
 
 NAME = "openvino"
 PACKAGES = ("openvino", "keras-openvino")
@@ -15,7 +15,21 @@ def supports(mode: str) -> bool:
 
 
 def prepare(env) -> dict:
-    return {}
+    n = threads(env)
+    if n is None:
+        return {}
+    import openvino as ov
+
+    # keras-openvino compiles through openvino.compile_model, which makes a new
+    # Core each time (so a property set on a Core of ours would not reach it):
+    # pass INFERENCE_NUM_THREADS in every compile's config instead.
+    plain = ov.compile_model
+
+    def compile_model(model, device_name="AUTO", config=None):
+        return plain(model, device_name, {"INFERENCE_NUM_THREADS": n, **(config or {})})
+
+    ov.compile_model = compile_model
+    return {"INFERENCE_NUM_THREADS": n}
 
 
 def sync(x):
@@ -35,3 +49,7 @@ def device_info() -> dict:
         "device": f"{OV_DEVICE}:{core.get_property(OV_DEVICE, 'FULL_DEVICE_NAME')}",
         "precision_hint": str(core.get_property(OV_DEVICE, "INFERENCE_PRECISION_HINT")),
     }
+
+
+def device_peak_bytes() -> None:
+    return None  # OpenVINO on CPU: host memory only (the worker's peak RSS)

@@ -33,3 +33,11 @@ def device_info() -> dict:
         details = tf.config.experimental.get_device_details(gpus[0])
         return {"device": f"gpu:{details.get('device_name', gpus[0].name)}", "count": len(gpus)}
     return {"device": "cpu"}
+
+
+def device_peak_bytes() -> int | None:
+    import tensorflow as tf
+
+    if not tf.config.list_physical_devices("GPU"):
+        return None
+    return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])

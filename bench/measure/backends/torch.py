@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bench.measure.backends import installed_versions
+from bench.measure.backends import installed_versions, omp_threads, threads
 
 NAME = "torch"
 PACKAGES = ("torch",)
@@ -13,7 +13,14 @@ def supports(mode: str) -> bool:
 
 
 def prepare(env) -> dict:
-    return {}
+    n = threads(env)
+    if n is None:
+        return {}
+    settings = omp_threads(n)
+    import torch
+
+    torch.set_num_threads(n)  # intra-op pool (oneDNN/OpenMP kernels)
+    return {**settings, "torch.set_num_threads": n}
 
 
 def sync(x):
@@ -34,7 +41,20 @@ def device_info() -> dict:
     info = {"threads": torch.get_num_threads()}
     if torch.cuda.is_available():
         info["device"] = f"cuda:{torch.cuda.get_device_name(0)}"
-        info["driver"] = f"cuda {torch.version.cuda}"
+        # The CUDA runtime and cuDNN torch was built with (records before
+        # issue 13 stored the runtime as "driver": "cuda X"; the driver now
+        # comes from NVML, bench/measure/telemetry/nvml.py).
+        info["cuda"] = torch.version.cuda
+        info["cudnn"] = str(torch.backends.cudnn.version())
     else:
         info["device"] = "cpu"
     return info
+
+
+def device_peak_bytes() -> int | None:
+    """torch.cuda.max_memory_allocated: the caching allocator's peak of live tensors."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return None
+    return int(torch.cuda.max_memory_allocated())
