@@ -7,9 +7,15 @@ appended to FAKE_GH_ROOT/calls.jsonl (argv and stdin) for the tests to check.
 
 FAKE_GH_ROOT layout:
   runs/<run id>/<artifact name>/...  artifacts of a workflow run
+  runs/<run id>.json                 the run's fields, over the defaults of a
+                                     scheduled nightly.yml run of this repository
+                                     on main (path, event, head_repository, head_branch)
+  workflow-runs.jsonl                `gh workflow run` calls, one JSON a line
+  FAKE_GH_FAIL (environment)         a call whose argv contains this text fails (HTTP 502)
   pulls/<n>.json                     GET repos/R/pulls/<n>
   pulls/<n>.files                    the PR's changed files, one a line
   comments/<n>.json                  the PR's issue comments (a JSON list; kept up to date)
+  issues/<n>.json                    issues (bench alert): title, body, labels, state
 """
 
 from __future__ import annotations
@@ -29,6 +35,11 @@ def main(argv: list[str]) -> int:
     stdin = sys.stdin.read() if "--input" in argv else ""
     with open(ROOT / "calls.jsonl", "a") as f:
         f.write(json.dumps({"argv": argv, "stdin": stdin}) + "\n")
+    broken = os.environ.get("FAKE_GH_FAIL")
+    if broken and any(broken in a for a in argv):
+        return fail("HTTP 502: Bad Gateway (https://api.github.com/)")
+    if argv[:2] == ["workflow", "run"]:
+        return workflow_run(argv[2:])
     if argv[:2] == ["run", "list"]:
         return run_list(argv[2:])
     if argv[:2] == ["run", "download"]:
@@ -54,7 +65,7 @@ def run_list(args: list[str]) -> int:
     opts = _opts(args)
     if opts.get("--json") != "databaseId" or opts.get("--jq") != ".[].databaseId" or "--repo" not in opts:
         return fail(f"fake gh: unexpected run list options {args}")
-    runs = sorted((p.name for p in (ROOT / "runs").iterdir()), key=int) if (ROOT / "runs").is_dir() else []
+    runs = _run_ids()
     print("\n".join(runs))
     return 0
 
@@ -67,6 +78,41 @@ def run_download(run: str, opts: dict[str, str]) -> int:
         return fail("no artifact matches any of the names or patterns provided")
     for name in chosen:
         shutil.copytree(src / name, Path(opts["--dir"]) / name, dirs_exist_ok=True)
+    return 0
+
+
+def _run_ids() -> list[str]:
+    folder = ROOT / "runs"
+    return sorted((p.name for p in folder.iterdir() if p.is_dir()), key=int) if folder.is_dir() else []
+
+
+def _run_fields(run: str) -> dict:
+    fields = {"id": int(run), "path": ".github/workflows/nightly.yml", "event": "schedule",
+              "head_repository": {"full_name": os.environ.get("GITHUB_REPOSITORY", "")}, "head_branch": "main"}
+    extra = ROOT / "runs" / f"{run}.json"
+    if extra.exists():
+        fields.update(json.loads(extra.read_text()))
+    return fields
+
+
+RUN_FIELDS = "[.id, .path, .event, .head_repository.full_name, .head_branch] | @tsv"
+
+
+def _tsv(run: dict) -> str:
+    return "\t".join(str(v) for v in (run["id"], run["path"], run["event"],
+                                      run["head_repository"]["full_name"], run["head_branch"]))
+
+
+def workflow_run(args: list[str]) -> int:
+    """`gh workflow run FILE --repo R --ref REF -f k=v ...`, recorded."""
+    fields, i = {}, 1
+    while i < len(args):
+        if args[i] in ("-f", "--raw-field"):
+            k, v = args[i + 1].split("=", 1)
+            fields[k] = v
+        i += 2 if args[i].startswith("-") else 1
+    with open(ROOT / "workflow-runs.jsonl", "a") as f:
+        f.write(json.dumps({"workflow": args[0], "inputs": fields, "argv": args}) + "\n")
     return 0
 
 
@@ -86,6 +132,22 @@ def api(args: list[str], stdin: str) -> int:
         else:
             path, i = a.split("?")[0], i + 1
     parts = path.split("/")
+    if method == "GET" and len(parts) == 3 and jq == ".default_branch":
+        print("main")
+        return 0
+    if method == "GET" and parts[3:5] == ["actions", "runs"] and len(parts) == 6 and jq == RUN_FIELDS:
+        if not (ROOT / "runs" / parts[5]).is_dir():
+            return fail("HTTP 404: Not Found")
+        print(_tsv(_run_fields(parts[5])))
+        return 0
+    if (method == "GET" and parts[3:5] == ["actions", "workflows"] and parts[6:] == ["runs"]
+            and jq == f".workflow_runs[] | {RUN_FIELDS}"):
+        runs = [_run_fields(r) for r in _run_ids()]
+        # GitHub lists the runs of the workflow file's id; the file name picks it.
+        for run in runs:
+            if run["path"].split("/")[-1] == parts[5]:
+                print(_tsv(run))
+        return 0
     if method == "GET" and parts[3] == "pulls" and len(parts) == 5:
         pull = json.loads((ROOT / "pulls" / f"{parts[4]}.json").read_text())
         if jq == ".head.sha":
@@ -98,6 +160,9 @@ def api(args: list[str], stdin: str) -> int:
     if method == "GET" and parts[3] == "pulls" and parts[5:] == ["files"] and jq == ".[].filename":
         print((ROOT / "pulls" / f"{parts[4]}.files").read_text(), end="")
         return 0
+    if parts[3:4] == ["issues"] and (len(parts) == 4 or (len(parts) == 5 and parts[4].isdigit())):
+        query = next((a.split("?", 1)[1] for a in args if "?" in a), "")
+        return issues(method, parts, stdin, query)
     if parts[3:4] == ["issues"]:
         return comments(method, parts, stdin, paginate)
     return fail(f"fake gh: unsupported api call {args}")
@@ -130,6 +195,38 @@ def comments(method: str, parts: list[str], stdin: str, paginate: bool) -> int:
         print(json.dumps(new))
         return 0
     return fail(f"fake gh: unsupported comments call {method} {parts}")
+
+
+def issues(method: str, parts: list[str], stdin: str, query: str) -> int:
+    """Issues of `bench alert`: issues/<n>.json (title, body, labels, state).
+    GET repos/R/issues?state=open&labels=L (one page per issue, as
+    --paginate prints them), POST repos/R/issues, PATCH repos/R/issues/<n>."""
+    folder = ROOT / "issues"
+    folder.mkdir(exist_ok=True)
+    if method == "GET" and len(parts) == 4:
+        want = dict(kv.split("=", 1) for kv in query.split("&") if "=" in kv)
+        for f in sorted(folder.glob("*.json"), key=lambda f: int(f.stem)):
+            it = json.loads(f.read_text())
+            if it["state"] == want.get("state", "open") and (
+                    "labels" not in want or want["labels"] in [lb["name"] for lb in it["labels"]]):
+                print(json.dumps([it]))
+        return 0
+    if method == "POST" and len(parts) == 4:
+        fields = json.loads(stdin)
+        number = len(list(folder.glob("*.json"))) + 1
+        it = {"number": number, "title": fields["title"], "body": fields.get("body", ""), "state": "open",
+              "labels": [{"name": n} for n in fields.get("labels", [])],
+              "html_url": f"https://github.example/issues/{number}"}
+        (folder / f"{number}.json").write_text(json.dumps(it))
+        print(json.dumps(it))
+        return 0
+    if method == "PATCH" and len(parts) == 5 and (folder / f"{parts[4]}.json").exists():
+        it = json.loads((folder / f"{parts[4]}.json").read_text())
+        it.update({k: v for k, v in json.loads(stdin).items() if k in ("body", "state", "title")})
+        (folder / f"{parts[4]}.json").write_text(json.dumps(it))
+        print(json.dumps(it))
+        return 0
+    return fail(f"fake gh: unsupported issues call {method} {parts}")
 
 
 def fail(message: str) -> int:

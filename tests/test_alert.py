@@ -1,0 +1,97 @@
+"""bench alert with the fake gh: one issue per Regressed series, stable title,
+hidden marker, no duplicate, a comment when the change moves, closed when
+the series is back; --dry-run changes nothing."""
+
+import json
+import os
+from datetime import timedelta
+
+import pytest
+
+from bench import cli
+from bench.ci.alert import parse_issue
+from tests.helpers import T0, fake_gh, make_record, ok, write_data
+
+FLAT = [1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4
+STEP = FLAT + [850.0, 855.0, 848.0, 852.0, 849.0]
+
+
+def recs(model, values, start=0):
+    return [make_record([ok(model, "train", v)], started_at=T0 + timedelta(days=start + i),
+                        run_id=f"{model}{start + i}", keras_version=f"3.14.0.dev{(T0 + timedelta(days=start + i)):%Y%m%d}01")
+            for i, v in enumerate(values)]
+
+
+@pytest.fixture
+def gh(tmp_path, monkeypatch):
+    root, bindir = fake_gh(tmp_path)
+    monkeypatch.setenv("FAKE_GH_ROOT", str(root))
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return root
+
+
+def alert(data, *extra):
+    return cli.main(["alert", "--data", str(data), "--repo", "o/r", *extra])
+
+
+def issues(root):
+    return {int(f.stem): json.loads(f.read_text()) for f in (root / "issues").glob("*.json")}
+
+
+def test_dry_run_opens_exactly_the_regressed_series(tmp_path, gh, capsys):
+    data = write_data(recs("a", FLAT + FLAT[:5]) + recs("b", STEP) + recs("c", FLAT + FLAT[:3] + [800.0, 801.0]),
+                      tmp_path / "data")
+    assert alert(data, "--dry-run") == 0
+    assert capsys.readouterr().out == "would open: Slower: jax/local-cpu/b/train\n"
+    assert issues(gh) == {}
+    calls = [json.loads(line)["argv"] for line in (gh / "calls.jsonl").read_text().splitlines()]
+    assert all("-X" not in argv for argv in calls)  # reads only
+
+
+def test_open_once_comment_when_it_moves_close_when_back(tmp_path, gh, capsys):
+    data = tmp_path / "data"
+    write_data(recs("b", STEP), data)
+    assert alert(data) == 0
+    assert capsys.readouterr().out == "open: Slower: jax/local-cpu/b/train -> https://github.example/issues/1\n"
+    [issue] = issues(gh).values()
+    assert issue["title"] == "Slower: jax/local-cpu/b/train"
+    assert [lb["name"] for lb in issue["labels"]] == ["bench-regression", "backend:jax", "device:local-cpu"]
+    assert "<!-- bench:alert:series jax/local-cpu/b/train -->" in issue["body"]
+    assert "first nightly after: Keras 3.14.0.dev2026112101 (2026-11-21)" in issue["body"]
+    assert parse_issue(1, issue["body"]).state == {"after": 850.0, "before": 1000.0, "better": "bigger",
+                                                   "night": "2026-11-21"}
+
+    assert alert(data) == 0  # nothing new: no second issue, no comment
+    assert capsys.readouterr().out == "" and len(issues(gh)) == 1
+
+    write_data(recs("b", [700.0, 702.0, 699.0, 701.0], start=len(STEP)), data)  # deeper
+    assert alert(data) == 0
+    assert capsys.readouterr().out == "comment #1: Slower: jax/local-cpu/b/train -> #1\n"
+    comments = json.loads((gh / "comments" / "1.json").read_text())
+    assert comments[-1]["body"] == ("The change moved: was -15.0% since 2026-11-21; "
+                                    "now -30.0%: 1.0k → 700 samples/s since 2026-11-26.")
+    assert parse_issue(1, issues(gh)[1]["body"]).state["after"] == 700.5  # median of the 4 new nights
+
+    write_data(recs("b", [1001.0, 998.0, 1003.0, 1000.0], start=len(STEP) + 4), data)  # back
+    assert alert(data) == 0
+    assert capsys.readouterr().out == "close #1: Slower: jax/local-cpu/b/train -> #1\n"
+    assert issues(gh)[1]["state"] == "closed"
+    assert json.loads((gh / "comments" / "1.json").read_text())[-1]["body"] == (
+        "jax/local-cpu/b/train is back at its old level: 1.0k samples/s over the newest nights "
+        "against 1.0k before the change of 2026-11-26 (status Steady). Closing.")
+    assert alert(data) == 0 and capsys.readouterr().out == ""  # closed: nothing more to do
+
+
+def test_a_failing_gh_is_one_line(tmp_path, gh, capsys, monkeypatch):
+    data = write_data(recs("b", STEP), tmp_path / "data")
+    monkeypatch.setenv("FAKE_GH_FAIL", "issues")
+    assert alert(data) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("bench alert: error: gh api repos/o/r/issues") and "HTTP 502" in err
+    assert err.count("\n") == 1
+
+
+def test_repo_is_required(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
+    assert cli.main(["alert", "--data", str(tmp_path)]) == 2
+    assert "expected OWNER/NAME" in capsys.readouterr().err
