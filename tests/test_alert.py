@@ -57,7 +57,7 @@ def test_open_once_comment_when_it_moves_close_when_back(tmp_path, gh, capsys):
     assert issue["title"] == "Slower: jax/local-cpu/b/train"
     assert [lb["name"] for lb in issue["labels"]] == ["bench-regression", "backend:jax", "device:local-cpu"]
     assert "<!-- bench:alert:series jax/local-cpu/b/train -->" in issue["body"]
-    assert "first nightly after: Keras 3.14.0.dev2026112101 (2026-11-21)" in issue["body"]
+    assert "first nightly after: Keras 3.14.0.dev2026112101 \\(2026-11-21\\)" in issue["body"]
     assert parse_issue(1, issue["body"]).state == {"after": 850.0, "before": 1000.0, "better": "bigger",
                                                    "night": "2026-11-21"}
 

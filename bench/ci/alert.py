@@ -156,10 +156,10 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
     lines = [f"**{escape(series)}** is Regressed: {escape(_change_text(r))}.", ""]
     w = r.window
     if w is not None:
-        lines += [f"- last nightly before: Keras {w.before.label()}",
-                  f"- first nightly after: Keras {w.after.label()}",
+        lines += [f"- last nightly before: Keras {escape(w.before.label())}",  # versions come from records
+                  f"- first nightly after: Keras {escape(w.after.label())}",
                   f"- Keras commits between them: {w.commits_url}"]
-        lines += [f"- also changed: {c.text()}" for c in w.env_changes]
+        lines += [f"- also changed: {escape(c.text())}" for c in w.env_changes]
     if link:
         lines.append(f"- chart: {link}")
     lines += ["", f"Run `python -m bench show SERIES --data DIR` for the nights, or the bisect workflow "
