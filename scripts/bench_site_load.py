@@ -30,7 +30,9 @@ from bench import cli
 from bench.records import synthetic  # noqa: E402
 from bench.commands.serve import make_server  # noqa: E402
 
-CHROMIUM = os.environ.get("BENCH_CHROMIUM", "/usr/bin/chromium")
+from tests.helpers import chromium  # noqa: E402  ($BENCH_CHROMIUM, Debian's, or Playwright's own)
+
+CHROMIUM = chromium()[0] or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # Every byte the page fetched: the document and each resource (same origin, so sizes are visible).

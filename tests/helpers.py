@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+import os
 import sys
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -73,3 +74,24 @@ def fake_gh(tmp_path: Path) -> tuple[Path, Path]:
     (bindir / "gh").write_text(f"#!/bin/sh\nexec {sys.executable} {script} \"$@\"\n")
     (bindir / "gh").chmod(0o755)
     return root, bindir
+
+
+def chromium() -> tuple[str | None, str]:
+    """(the Chromium for the browser tests, or None and why): $BENCH_CHROMIUM,
+    else Debian's /usr/bin/chromium, else Playwright's own Chromium when it is
+    installed (`python -m playwright install chromium`; scripts/test.sh tries)."""
+    given = os.environ.get("BENCH_CHROMIUM")
+    if given:
+        return (given, "") if Path(given).exists() else (None, f"BENCH_CHROMIUM={given}: no such file")
+    if Path("/usr/bin/chromium").exists():
+        return "/usr/bin/chromium", ""
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return None, "playwright is not installed (pip install playwright)"
+    with sync_playwright() as p:
+        own = p.chromium.executable_path
+    if Path(own).exists():
+        return own, ""
+    return None, ("no Chromium: /usr/bin/chromium is missing (apt-get install -y chromium) and "
+                  "Playwright's own is not installed (python -m playwright install chromium)")

@@ -7,24 +7,26 @@ back (`bench run --ab`), so the pairs go to bench.compare's paired test
 compare.min_change, p < compare.alpha and an interval wholly on the slow
 side. A fake runner in the tests feeds the same function.
 
-RealProbe: one venv per commit under --work (good's made once), Keras
-installed from the repository at that commit (`pip install git+REPO@SHA`,
---no-deps: the backend and Keras's dependencies come from good's venv via
---system-site-packages of the runner's Python), then
-`bench run --protocol 2 --ab GOOD_PYTHON PROBE_PYTHON` for the one
-(backend, device, model, mode) and the two records' worker values.
+RealProbe: one venv per commit under --work (good's made once), made by
+the project's one install path, scripts/install-backend.sh with
+BENCH_KERAS_REF=<sha> (the backend from the job's BENCH_INSTALL and
+BENCH_PLUGINS, Keras from keras-team/keras at that commit: --keras-repo is
+only read for the list of commits, so it must mirror keras-team/keras),
+then GOOD_PYTHON -m bench run --protocol 2 --ab GOOD_PYTHON PROBE_PYTHON
+from the repository root for the one (backend, device, model, mode), and
+the two records' worker values.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
-import sys
-import venv
 from pathlib import Path
 from typing import Sequence
 
 from bench.config import Compare
+from bench.records.history import json_files
 from bench.compare.bisect import BisectError, Probe
 from bench.compare.extras import ab_side, worker_values
 from bench.compare.stats import compare_pairs
@@ -32,6 +34,7 @@ from bench.compare.verdicts import judge
 
 INSTALL_TIMEOUT = 1800
 RUN_TIMEOUT = 3600
+ROOT = Path(__file__).resolve().parents[2]  # the repository: scripts/ and `python -m bench`
 
 
 def probe_from_pairs(commit: str, good: Sequence[float | None], probe: Sequence[float | None],
@@ -61,10 +64,10 @@ class RealProbe:
         probe_py = self._venv(commit)
         out = self.work / "runs" / commit[:12]
         backend, device, model, mode = self.series
-        cmd = [sys.executable, "-m", "bench", *(["--config", self.config] if self.config else []), "run",
+        cmd = [str(good_py), "-m", "bench", *(["--config", self.config] if self.config else []), "run",
                "--backend", backend, "--device", device, "--models", model, "--modes", mode,
                "--protocol", "2", "--ab", str(good_py), str(probe_py), "--out", str(out)]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, cwd=ROOT)
         if done.returncode not in (0, 1):
             raise BisectError(f"probe {commit[:12]}: bench run --ab exited {done.returncode}: "
                               f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}")
@@ -73,16 +76,17 @@ class RealProbe:
         return probe_from_pairs(commit, sides["a"], sides["b"], better, self.settings)
 
     def _venv(self, commit: str) -> Path:
-        where = self.work / "venvs" / commit[:12]
+        where = (self.work / "venvs" / commit[:12]).resolve()
         python = where / "bin" / "python"
         if python.exists():
             return python
-        venv.EnvBuilder(with_pip=True, system_site_packages=True, clear=True).create(where)
-        spec = f"git+{_url(self.repo)}@{commit}"
-        done = subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps", spec],
-                              capture_output=True, text=True, timeout=INSTALL_TIMEOUT)
-        if done.returncode != 0:
-            raise BisectError(f"installing Keras {commit[:12]} from {self.repo} failed: "
+        log = where.with_suffix(".install.json")
+        env = {**os.environ, "BENCH_VENV": str(where), "BENCH_KERAS_REF": commit, "BENCH_KERAS_VERSION": "",
+               "BENCH_INSTALL_LOG": str(log)}
+        done = subprocess.run(["bash", str(ROOT / "scripts" / "install-backend.sh")], capture_output=True,
+                              text=True, timeout=INSTALL_TIMEOUT, env=env, cwd=ROOT)
+        if done.returncode != 0 or not python.exists():
+            raise BisectError(f"installing Keras {commit[:12]} failed (see {log}): "
                               f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}")
         return python
 
@@ -91,7 +95,7 @@ def read_ab(folder: Path, model: str, mode: str) -> dict:
     """{'a': worker values, 'b': worker values, 'better': ...} from the two
     records of one `bench run --ab` in `folder`."""
     sides: dict = {}
-    for path in sorted(folder.glob("**/*.json")):
+    for path in map(Path, json_files(folder)):  # the one record-folder walker
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -108,7 +112,3 @@ def read_ab(folder: Path, model: str, mode: str) -> dict:
                           "expected the two records of bench run --ab")
     return sides
 
-
-def _url(repo: str) -> str:
-    p = Path(repo)
-    return p.resolve().as_uri() if p.exists() else repo

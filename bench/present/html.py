@@ -9,6 +9,7 @@ from __future__ import annotations
 from html import escape
 
 from bench.present.markdown import HEADER, cells, header
+from bench.present.palette import palette
 from bench.present.table import Row, sort_rows, summary
 
 _STYLE = """
@@ -17,12 +18,9 @@ table { border-collapse: collapse; }
 th, td { padding: .3em .7em; border-bottom: 1px solid #ddd; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.trend { font-family: monospace; letter-spacing: -1px; }
-.Regressed, .Failed { color: #b00020; font-weight: bold; }
-.Faster { color: #1b7f1b; font-weight: bold; }
-.Watch, .Stale { color: #a05a00; }
-.New, .Skipped { color: #666; }
-.worse { color: #b00020; } .better { color: #1b7f1b; }
-"""
+.Regressed, .Failed, .Faster { font-weight: bold; }
+.worse { color: %(Regressed)s; } .better { color: %(Faster)s; }
+""" % palette() + "".join(f".{s} {{ color: {c}; }}\n" for s, c in palette().items())
 _NUMERIC = {"LATEST", "Δ PREV", "RUNS"}
 
 

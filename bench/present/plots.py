@@ -20,10 +20,12 @@ from bench.records.record import safe
 from bench.analyse.series import Series, SeriesKey
 from bench.analyse.trends import BASELINE
 from bench.present.format import format_value
+from bench.present.palette import colour
 from bench.present.table import Row
 
-COLORS = {"Regressed": "#b00020", "Failed": "#b00020", "Faster": "#1b7f1b",
-          "Watch": "#a05a00", "Stale": "#a05a00"}
+# Status colours from the one palette (bench/present/palette.json); other
+# statuses draw in the plain series colour.
+COLORS = {s: colour(s) for s in ("Regressed", "Failed", "Faster", "Watch", "Stale")}
 # Every label carries record text (labels, units): drawn as plain text, never
 # parsed as mathtext or TeX, so a '$' or a backslash in a model name is just
 # a character (mathtext raised ValueError on an unbalanced '$').
@@ -98,7 +100,7 @@ def _series_figure(s: Series, row: Row) -> Figure:
         _levels(ax, s, row)
     fails = [f.started_at for f in s.failures]
     if fails:  # at the bottom edge: a failure has no value
-        ax.plot(fails, [0.02] * len(fails), linestyle="none", marker="x", color="#b00020",
+        ax.plot(fails, [0.02] * len(fails), linestyle="none", marker="x", color=colour("Failed"),
                 markersize=7, transform=ax.get_xaxis_transform(), label="failed")
         ax.legend(loc="upper left", fontsize=8)
     ax.set_title(_title(row), fontsize=10, **PLAIN)

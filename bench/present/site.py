@@ -2,11 +2,14 @@
 
 SITE/
   index.html, app.js, style.css, vendor/   copied from bench/present/template/
+  palette.css                              the status colours (bench/present/palette.json)
   data/index.json                          site_index(): the table rows and every point
+  data/index.js                            the same, as `window.BENCH_DATA = {...};` for file://
   data/table.md                            the README table (render_markdown)
   plots/*.png                              one per series + overview.png (write_plots)
 
 data/index.json (format 1) keeps five years of nightly history small:
+  "palette": {status: '#rrggbb'} (bench/present/palette.json)
   "runs":   [[run_id, attempt, keras_version|null, url|null], ...] (url only
             when it is a run page of this repository: run_url) shared by
             every series, oldest first; points and failures refer to it by index
@@ -43,6 +46,7 @@ from typing import Callable, Mapping, Sequence
 
 from bench.records.newest import newness
 from bench.errors import BenchError
+from bench.present import palette
 from bench.records.record import format_time
 from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
@@ -95,6 +99,7 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
     return {
         "format": FORMAT,
         "generated_at": format_time(generated_at),
+        "palette": dict(palette.palette()),
         "newest_run": format_time(newest) if newest else None,
         "runs": [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs],
         "series": [_entry(row, data, series[_key(row)], runs, (plots or {}).get(_key(row)))
@@ -186,9 +191,12 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository)
         data = stage / "data"
         data.mkdir(exist_ok=True)
-        (data / "index.json").write_text(
-            json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=False,
-                       allow_nan=False) + "\n", encoding="utf-8")
+        text = json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        (data / "index.json").write_text(text + "\n", encoding="utf-8")
+        # The same data as a script: a page opened from disk (file://) may not
+        # fetch(), but it may load a script beside it (app.js falls back to it).
+        (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
+        (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
         (data / "table.md").write_text(render_markdown(rows), encoding="utf-8")
         _swap(stage, site)
     except BaseException:

@@ -10,10 +10,8 @@
 (function () {
   const DAY = 86400;
   const STATUS_ORDER = ["Failed", "Regressed", "Watch", "Stale", "New", "Faster", "Steady", "Skipped"];
-  const STATUS_COLOUR = {
-    Failed: "#b91c1c", Regressed: "#c2410c", Watch: "#a16207", Stale: "#6b7280",
-    New: "#1d4ed8", Faster: "#15803d", Steady: "#0f766e", Skipped: "#6b7280",
-  };
+  // The one status palette (bench/present/palette.json), from data.palette.
+  let STATUS_COLOUR = {};
   const KEY = ["backend", "device", "model", "mode"];
   // Points are whole days: time ticks no finer than a day (uPlot's own steps from a day up).
   const MONTH = 30 * DAY, YEAR = 365 * DAY;
@@ -365,12 +363,14 @@
 
   function chartOptions(r, cd, width, height, small) {
     const colour = STATUS_COLOUR[r.status] || "#0f766e";
+    // A series with one point: draw the point (a line needs two) on a day either side.
+    const single = cd.byDay.size === 1;
     return {
       width, height,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), "Etc/UTC"),  // points are UTC days
       legend: { show: false },
       cursor: small ? { show: false } : { drag: { x: true, y: false }, points: { size: 7 } },
-      scales: { x: { time: true } },
+      scales: { x: { time: true, range: (u, min, max) => (min === max ? [min - DAY, max + DAY] : [min, max]) } },
       axes: [
         { stroke: "#475569", grid: { stroke: "#e2e8f0" }, ticks: { stroke: "#cbd5e1" }, size: small ? 30 : 50,
           incrs: DAY_INCRS },
@@ -380,7 +380,7 @@
       series: [
         {},
         { label: "value", stroke: "#2563eb", width: small ? 1 : 1.5, spanGaps: true,
-          points: small ? { show: false } : { size: 4, fill: "#2563eb" } },
+          points: small && !single ? { show: false } : { show: true, size: single ? 7 : 4, fill: "#2563eb" } },
         { label: "level before", stroke: "#64748b", width: 2, dash: [6, 4], points: { show: false } },
         { label: "level after", stroke: colour, width: 2.5, points: { show: false } },
       ],
@@ -565,16 +565,35 @@
     }, 150);
   }
 
+  // Over http: data/index.json (the <link rel=preload> download). Opened from
+  // disk (file://), fetch() is refused: the same data as a script, data/index.js.
+  async function loadData() {
+    try {
+      const res = await fetch("data/index.json");
+      if (!res.ok) throw new Error(`data/index.json: HTTP ${res.status}`);
+      return await res.json();
+    } catch (e) {
+      if (location.protocol !== "file:") throw e;
+      await new Promise((resolve, reject) => {
+        const s = document.createElement("script");
+        s.src = "data/index.js";
+        s.onload = resolve;
+        s.onerror = () => reject(new Error("data/index.js did not load"));
+        document.head.appendChild(s);
+      });
+      if (!window.BENCH_DATA) throw new Error("data/index.js holds no data");
+      return window.BENCH_DATA;
+    }
+  }
+
   async function start() {
     let data;
     try {
-      const res = await fetch("data/index.json");  // picks up the <link rel=preload> download
-      if (!res.ok) throw new Error(`data/index.json: HTTP ${res.status}`);
-      data = await res.json();
+      data = await loadData();
     } catch (e) {
       const err = $("error");
       err.textContent = `Could not load the data (${e.message}). Build the site with ` +
-        "`python -m bench site --data DIR --out SITE` and serve it over http (`python -m bench serve SITE`).";
+        "`bench site --data DIR --out SITE`, then open SITE/index.html or run `bench serve SITE`.";
       err.hidden = false;
       $("meta").textContent = "";
       document.documentElement.dataset.ready = "error";
@@ -586,6 +605,7 @@
       err.hidden = false;
     }
     state.data = data;
+    STATUS_COLOUR = data.palette || {};
     state.runs = data.runs || [];
     state.rows = data.series || [];
     $("meta").textContent = metaLine(data);
