@@ -126,3 +126,26 @@ def test_a_state_of_another_bisect_is_refused(tmp_path, history, capsys):
     assert run_bisect(args(tmp_path, repo, commits[1], commits[-1], state=str(state)),
                       lambda key, good: runner) == 2
     assert "state file" in capsys.readouterr().err and len(runner.calls) == 7
+
+
+def test_the_real_probe_reads_the_two_ab_records_and_judges_the_pairs(tmp_path):
+    from bench.compare.bisect_probe import probe_from_pairs, read_ab
+    from bench.config import Compare
+
+    def record(side, values):
+        workers = [{"value": v, "samples": [v], "status": "ok", "disturbed": False} for v in values]
+        workers[2] = {"value": None, "samples": [], "status": "failed", "disturbed": False,
+                      "error": {"kind": "crash", "message": "x"}}
+        return {"run": {"id": "1", "ab": {"id": "ab1", "side": side, "python": f"/v{side}/bin/python"}},
+                "results": [{"model": "cnn", "mode": "train", "status": "ok", "value": values[0],
+                             "better": "bigger", "workers": workers}]}
+
+    good = [1000.0, 1004.0, 990.0, 998.0, 1003.0, 1001.0, 996.0]
+    slow = [v * 0.9 for v in good]
+    (tmp_path / "a.json").write_text(json.dumps(record("a", good)))
+    (tmp_path / "b.json").write_text(json.dumps(record("b", slow)))
+    sides = read_ab(tmp_path, "cnn", "train")
+    assert sides["a"][2] is None and sides["better"] == "bigger"
+    p = probe_from_pairs("abc", sides["a"], sides["b"], "bigger", Compare())
+    assert p.verdict == "slower" and p.pairs == 6 and p.delta == pytest.approx(-0.1)
+    assert probe_from_pairs("abc", good, good[1:] + good[:1], "bigger", Compare()).verdict == "unchanged"
