@@ -243,8 +243,9 @@ def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]
             raise ConfigError(f"{c.path}: key '{key}.backends' names {b!r}; expected one of the backends: {', '.join(backends)}")
     install = c.mapping(m.get("install", {}), f"{key}.install")
     for b in install:
-        if b not in backends:
-            raise ConfigError(f"{c.path}: key '{key}.install' names {b!r}; expected one of the backends: {', '.join(backends)}")
+        if b not in names:  # an override for a backend this device never runs is a typo or stale
+            raise ConfigError(f"{c.path}: key '{key}.install' names {b!r}; expected one of this device's "
+                              f"backends ({key}.backends): {', '.join(names)}")
     env = c.mapping(m.get("env", {}), f"{key}.env")
     for k, v in env.items():
         if not isinstance(v, (str, int, float)):

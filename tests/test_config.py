@@ -42,6 +42,9 @@ def _raw():
     (lambda r: r["backends"]["jax"].pop("keras_backend"), "'backends.jax.keras_backend' is None"),
     (lambda r: r.update(version=9), "key 'version' is 9"),
     (lambda r: r["devices"]["local-cpu"].update(colour="red"), "unknown key 'devices.local-cpu.colour'"),
+    (lambda r: r["devices"]["apple-m4"].update(install={"jax": ["jax[metal]"]}),
+     "key 'devices.apple-m4.install' names 'jax'; expected one of this device's backends "
+     "(devices.apple-m4.backends): mlx"),
 ])
 def test_malformed_config_is_refused_with_key_and_form(mutate, message):
     raw = _raw()

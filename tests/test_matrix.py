@@ -12,7 +12,7 @@ import yaml
 from bench import config
 from bench.ci.affected import STAGES, affected_backends
 from bench.cli import main as cli_main
-from bench.ci.matrix import Entry, build_matrix
+from bench.ci.matrix import Entry, build_matrix, undeclared_labels
 
 ROOT = config.REPO_ROOT
 
@@ -57,7 +57,7 @@ def test_filters_and_include_local():
 @pytest.mark.parametrize("kwargs, message", [
     (dict(devices=["rtx-5070"]), "unknown device 'rtx-5070' in --devices; expected one of: rtx-5070-ti, apple-m4"),
     (dict(backends=["jaxx", "tf"]), "unknown backend 'jaxx', 'tf' in --backends; expected one of: jax, torch"),
-    (dict(devices=["local-cpu"]), "device 'local-cpu' is local_only (no runner); add --include-local"),
+    (dict(devices=["local-cpu"]), "device 'local-cpu' is local_only (no runner); run it on this machine"),
 ])
 def test_bad_filters_are_refused_naming_the_valid_ones(kwargs, message):
     with pytest.raises(config.ConfigError) as e:
@@ -90,11 +90,13 @@ def test_cli_refuses_unknown_names_with_exit_2(capsys):
 
 
 def test_cli_reads_another_config(tmp_path, capsys):
-    raw = yaml.safe_load((ROOT / "benchmarks.yaml").read_text())
+    raw = yaml.safe_load(config.load().path.read_text())
     raw["devices"] = {"box": {"runs_on": ["self-hosted", "box"], "backends": ["numpy"]}}
     path = tmp_path / "b.yaml"
     path.write_text(yaml.safe_dump(raw))
-    assert cli_main(["--config", str(path), "matrix"]) == 0
+    lint = tmp_path / "actionlint.yaml"
+    lint.write_text("self-hosted-runner:\n  labels: [box]\n")
+    assert cli_main(["--config", str(path), "matrix", "--actionlint", str(lint)]) == 0
     assert json.loads(capsys.readouterr().out)["include"] == [{
         "device": "box", "backend": "numpy", "keras_backend": "numpy",
         "runs_on": ["self-hosted", "box"], "install": "", "plugins": "",
@@ -155,3 +157,23 @@ def test_cli_changed_files_with_nothing_affected_gives_an_empty_matrix(tmp_path)
     code = cli_main(["matrix", "--changed-files", str(changed), "--github-output", str(gh_out)])
     assert code == 0
     assert gh_out.read_text() == 'matrix={"include": []}\ncount=0\n'
+
+
+def test_matrix_refuses_a_runner_label_actionlint_does_not_know(tmp_path, capsys):
+    raw = yaml.safe_load(config.load().path.read_text())
+    raw["devices"]["my-gpu-box"] = {"runs_on": ["self-hosted", "Linux", "my-gpu-box"], "backends": ["jax"]}
+    path = tmp_path / "b.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    lint = tmp_path / "actionlint.yaml"
+    lint.write_text("self-hosted-runner:\n  labels: [rtx-5070-ti, apple-m4, ryzen-5800x3d]\n")
+    assert cli_main(["matrix", "--config", str(path), "--actionlint", str(lint)]) == 2
+    assert capsys.readouterr().err == (
+        f"bench matrix: error: {path}: runner label(s) my-gpu-box (devices.*.runs_on) are not declared in "
+        f"{lint}; expected each under self-hosted-runner.labels\n")
+    lint.write_text("self-hosted-runner:\n  labels: [rtx-5070-ti, apple-m4, ryzen-5800x3d, my-gpu-box]\n")
+    assert cli_main(["matrix", "--config", str(path), "--actionlint", str(lint)]) == 0
+
+
+def test_a_local_only_device_names_the_command_that_runs_it():
+    with pytest.raises(config.ConfigError, match=r"run it on this machine with `bench run --device local-cpu`"):
+        build_matrix(config.load(), devices=["local-cpu"])

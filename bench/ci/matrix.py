@@ -30,6 +30,10 @@ class Entry:
     runs_on: tuple[str, ...]
     install: tuple[str, ...]
     plugins: tuple[str, ...]
+    # Every model and mode of benchmarks.yaml: what a job whose set-up failed
+    # records as failed/install (scripts/install-failure.py has no YAML parser).
+    models: tuple[str, ...] = ()
+    modes: tuple[str, ...] = ()
 
     def __post_init__(self):
         for name in ("device", "backend", "keras_backend"):
@@ -44,6 +48,8 @@ class Entry:
             "runs_on": list(self.runs_on),
             "install": shlex.join(self.install),
             "plugins": shlex.join(self.plugins),
+            "models": ",".join(self.models),
+            "modes": ",".join(self.modes),
         }
 
 
@@ -65,8 +71,8 @@ def build_matrix(
     for label in devices:
         if config.devices[label].local_only and not include_local:
             raise ConfigError(
-                f"{config.path}: device {label!r} is local_only (no runner); "
-                "add --include-local to run it here"
+                f"{config.path}: device {label!r} is local_only (no runner); run it on this machine "
+                f"with `bench run --device {label}` (or list it here with --include-local)"
             )
     entries = []
     for device in config.devices.values():
@@ -85,8 +91,26 @@ def build_matrix(
                 runs_on=device.runs_on,
                 install=device.install_spec(backend),
                 plugins=backend.plugins,
+                models=tuple(config.models),
+                modes=tuple(config.modes),
             ))
     return tuple(entries)
+
+
+# Labels actionlint knows without being told (lower case).
+BUILTIN_LABELS = frozenset({"self-hosted", "linux", "macos", "windows", "x64", "x86", "arm", "arm64"})
+
+
+def undeclared_labels(config: Config, actionlint_yaml: str) -> tuple[str, ...]:
+    """Self-hosted runner labels of `config`'s devices that .github/actionlint.yaml
+    (its text) does not declare: actionlint would fail ci.yml on each."""
+    import yaml  # only when checking
+
+    raw = yaml.safe_load(actionlint_yaml) or {}
+    runner = raw.get("self-hosted-runner") if isinstance(raw, dict) else None
+    declared = set((runner or {}).get("labels") or ())
+    used = dict.fromkeys(label for d in config.devices.values() for label in d.runs_on)
+    return tuple(label for label in used if label.lower() not in BUILTIN_LABELS and label not in declared)
 
 
 def _check_known(kind: str, names: tuple[str, ...], known) -> None:

@@ -19,7 +19,11 @@ from pathlib import Path
 from bench import config as config_mod
 from bench.ci.affected import affected_backends
 from bench.cli import split_names
-from bench.ci.matrix import build_matrix
+from bench.ci.matrix import build_matrix, undeclared_labels
+from bench.config import ConfigError
+from bench.errors import UsageError
+
+ACTIONLINT = ".github/actionlint.yaml"
 
 
 def add_arguments(parser):
@@ -31,12 +35,15 @@ def add_arguments(parser):
                         help="also list local_only devices (the local rehearsal)")
     parser.add_argument("--changed-files", metavar="FILE", default=None,
                         help="keep only backends affected by these paths (one a line; '-' = stdin)")
+    parser.add_argument("--actionlint", metavar="FILE", default=ACTIONLINT,
+                        help=f"check that it declares every runner label (default {ACTIONLINT}, when present)")
     parser.add_argument("--github-output", metavar="FILE", default=None,
                         help="append matrix=<json> and count=<n> to this file ($GITHUB_OUTPUT)")
 
 
 def main(args) -> int:
     cfg = config_mod.load(args.config)
+    _check_labels(cfg, args.actionlint)
     backends = split_names(args.backends)
     if args.changed_files is not None:
         affected = affected_backends(cfg, _read_lines(args.changed_files))
@@ -49,6 +56,20 @@ def main(args) -> int:
     if not entries:
         print("bench matrix: no (device, backend) pair matches the filters", file=sys.stderr)
     return _write([e.to_json() for e in entries], args.github_output)
+
+
+def _check_labels(cfg, path: str) -> None:
+    """A runner label missing from .github/actionlint.yaml fails ci.yml's lint:
+    say so here, naming the labels, instead of in a red test later."""
+    p = Path(path)
+    if not p.is_file():
+        if path != ACTIONLINT:
+            raise UsageError(f"--actionlint {path}: no such file; expected actionlint's config")
+        return  # not in a checkout (an installed package): nothing to keep in step
+    missing = undeclared_labels(cfg, p.read_text(encoding="utf-8"))
+    if missing:
+        raise ConfigError(f"{cfg.path}: runner label(s) {', '.join(missing)} (devices.*.runs_on) are not "
+                          f"declared in {path}; expected each under self-hosted-runner.labels")
 
 
 def _write(include: list[dict], github_output: str | None) -> int:
