@@ -11,7 +11,7 @@ import json
 import re
 import shutil
 import subprocess
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -67,6 +67,30 @@ def test_the_gate_refuses_oversized_and_bottomless_files(tmp_path):
     for name, reason in big_cases(tmp_path).items():
         got = admit(tmp_path / name, GATE)
         assert isinstance(got, Refusal) and reason in got.reason, got
+
+
+def test_the_gate_refuses_links_and_special_files_without_reading_them(tmp_path):
+    import os
+    (tmp_path / "zero.json").symlink_to("/dev/zero")
+    (tmp_path / "good-link.json").symlink_to(CASES / "message_injection.json")
+    os.mkfifo(tmp_path / "fifo.json")
+    for name, reason in (("zero.json", "is a symbolic link"), ("good-link.json", "is a symbolic link"),
+                         ("fifo.json", "is not a regular file")):
+        got = admit(tmp_path / name, GATE)
+        assert isinstance(got, Refusal) and got.reason.startswith(reason), got
+
+
+def test_readers_skip_a_record_dated_more_than_a_day_ahead_of_their_clock(tmp_path, capsys):
+    from bench.records.history import load_history
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    shutil.copy(CASES / "message_injection.json", runs)  # started 2026-11-30T02:20:00Z
+    now = datetime(2026, 11, 29, 0, 19, 59, tzinfo=timezone.utc)
+    history = load_history(tmp_path, warn=None, now=now)
+    assert history.records == () and history.problems == (
+        f"skipped {runs / 'message_injection.json'}: dated 2026-11-30T02:20:00Z, after 2026-11-30T02:19:59Z "
+        "(26 h from now); expected a record of a past run",)
+    assert len(load_history(tmp_path, warn=None, now=now + timedelta(seconds=1)).records) == 1
 
 
 def test_without_provenance_a_record_from_the_future_is_still_refused():

@@ -39,8 +39,8 @@ no listed folder is refused.
 from __future__ import annotations
 
 import json
-import math
 import re
+import stat
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -198,11 +198,16 @@ def _without_source(message: str, source: str) -> str:
 
 def _admit(path: Path, source: str, gate: Gate) -> RunRecord | Refusal:
     limits = gate.limits
-    size = path.stat().st_size
-    if size > limits.file_bytes:
-        return Refusal(source, f"file is {size} bytes; the cap is {limits.file_bytes} bytes")
+    st = path.lstat()
+    if not stat.S_ISREG(st.st_mode):  # a link to /dev/zero or a FIFO would never end
+        kind = "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
+        return Refusal(source, f"is {kind}; expected a regular record file")
+    with path.open("rb") as f:
+        raw = f.read(limits.file_bytes + 1)  # the size as read, not as stat says
+    if len(raw) > limits.file_bytes:
+        return Refusal(source, f"file is {max(st.st_size, len(raw))} bytes; the cap is {limits.file_bytes} bytes")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return Refusal(source, "not UTF-8 text")
     data = _strict_json(text, source)

@@ -99,7 +99,7 @@ def _load(files: list[Path], warn: TextIO | None, progress, now: datetime) -> Hi
             rec = load(f)
             if rec.started_at > latest or rec.night > latest.date():
                 raise RecordError(f"{rec.source}: dated {rec.data['run'].get('night') or rec.data['run']['started_at']}, "
-                                  f"after {format_time(latest)} (a day from now); expected a record of a past run")
+                                  f"after {format_time(latest)} ({FUTURE.total_seconds() / 3600:g} h from now); expected a record of a past run")
             records.append(rec)
         except RecordError as e:
             problems.append(f"skipped {e}")
