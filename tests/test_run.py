@@ -101,7 +101,8 @@ def test_a_failed_install_step_fails_every_benchmark_without_a_child(tmp_path, m
     monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
     monkeypatch.setattr(runner, "spawn", lambda job, echo=False: pytest.fail("no child after a failed install"))
     out = tmp_path / "out"
-    code = cli.main(["run", "--backend", "openvino", "--out", str(out), "--install-log", str(tmp_path / "install.json")])
+    code = cli.main(["run", "--backend", "openvino", "--modes", "train,predict", "--out", str(out),
+                     "--install-log", str(tmp_path / "install.json")])
     assert code == 0
     rec = record.load(next(out.glob("*.json")))
     assert rec.environment["install"] == log

@@ -41,9 +41,12 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from bench.measure import disturbance
+
 Clock = Callable[[], float]  # monotonic seconds
 Run = Callable[[int], object]  # run(steps): do `steps` batches, host-synchronised
 Canary = Callable[[], float]  # seconds taken by a fixed tiny computation
+Probe = Callable[[], "disturbance.Snapshot"]  # CPU time, pressure and steal now
 
 CANARY_WARMUP = 5  # canaries before the first timing, to know the fast CPU's figure
 MAX_GROWTH = 100  # calibration never extrapolates a step count by more than this
@@ -103,6 +106,7 @@ class Repeat:
     seconds: float
     canary_before: float
     canary_after: float
+    load: disturbance.Window | None = None  # CPU share, stall and steal during the call
 
     @property
     def canary(self) -> float:
@@ -123,7 +127,7 @@ class Timing:
     canary_tolerance: float
     wanted: int  # clean repeats the protocol asked for
     warmup_seconds: float = 0.0
-    calibration: tuple[tuple[int, float], ...] = ()  # (steps, seconds) trials
+    calibration: tuple[tuple[int, float], ...] = ()  # (steps, seconds) trials; () = fixed work given
 
     def __post_init__(self):
         if not self.repeats:
@@ -175,6 +179,7 @@ class Timing:
                 "disturbed_samples": [self.throughput(r) for r in dropped],
                 "kept": "clean" if len(self.clean) >= self.wanted else "all",
             },
+            "disturbance": disturbance.summarise([r.load for r in self.repeats if r.load is not None]),
         }
 
 
@@ -257,7 +262,8 @@ def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries) -
         steps = min(protocol.max_steps, max(steps * 2, math.ceil(steps * min(grow, MAX_GROWTH))))
 
 
-def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _Canaries) -> tuple[Repeat, ...]:
+def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _Canaries,
+            probe: Probe | None = None) -> tuple[Repeat, ...]:
     """Timed repeats until `protocol.repeats` are clean and agree, or the budget is spent.
 
     Clean repeats that disagree by more than `spread_goal` (largest distance
@@ -276,22 +282,32 @@ def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _C
 
     while len(repeats) < budget and not settled():
         before = canaries.read()
+        a = probe() if probe else None
         seconds = time_call(lambda: run(steps), clock)
-        repeats.append(Repeat(seconds, before, canaries.read()))
+        load = disturbance.between(a, probe()) if probe else None
+        repeats.append(Repeat(seconds, before, canaries.read(), load))
     return tuple(repeats)
 
 
 def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock = time.perf_counter,
-              canary: Canary | None = None) -> Timing:
+              canary: Canary | None = None, steps: int | None = None, probe: Probe | None = None) -> Timing:
     """Warm up, calibrate and time `run` (already compiled by a first call).
 
     `samples_per_step` is the batch size: throughput = steps * batch / seconds.
+    `steps` given (protocol 2's fixed work, calibrated by the series' first
+    worker): no calibration, every repeat does exactly that work. `probe`
+    (disturbance.snapshot) is read around every timed call.
     """
     canaries = _Canaries(canary or numpy_canary(clock=clock))
     warmup = time_call(lambda: run(protocol.warmup_steps), clock) if protocol.warmup_steps else 0.0
-    trials = calibrate(run, protocol, clock, canaries)
-    steps = trials[-1][0]
-    repeats = measure(run, steps, protocol, clock, canaries)
+    if steps is None:
+        trials = calibrate(run, protocol, clock, canaries)
+        steps = trials[-1][0]
+    else:
+        if steps < 1:
+            raise ValueError(f"benchmark: steps is {steps!r}; expected a positive integer (the fixed work)")
+        trials = ()
+    repeats = measure(run, steps, protocol, clock, canaries, probe)
     return Timing(steps=steps, samples_per_step=samples_per_step, repeats=repeats,
                   canary_baseline=canaries.baseline, canary_tolerance=protocol.canary_tolerance,
                   wanted=protocol.repeats, warmup_seconds=warmup, calibration=trials)
@@ -307,3 +323,22 @@ def spread(values: Mapping[str, float] | list[float]) -> float:
         return 0.0
     mid = statistics.median(vals)
     return max(abs(v / mid - 1) for v in vals)
+
+
+SETUP_CALLS = 3  # one-step calls timed after the repeats to estimate the per-call set-up
+
+
+def setup_seconds(run: Run, timing: Timing, clock: Clock, calls: int = SETUP_CALLS) -> float:
+    """The per-call set-up cost (fit/predict's data adapter, callbacks, ...), seconds.
+
+    A one-step call costs set-up + one step; a timed repeat costs set-up +
+    `steps` steps. Their difference gives the pace per step, and the set-up is
+    what a one-step call takes beyond it: median(one-step calls) - pace. Kept
+    apart from the headline, so a slower set-up shows as its own number
+    (`setup_seconds`, smaller is better) rather than hiding in a mix that
+    depends on the step count. Never negative.
+    """
+    one = statistics.median(time_call(lambda: run(1), clock) for _ in range(calls))
+    repeat = statistics.median(r.seconds for r in timing.kept)
+    pace = (repeat - one) / (timing.steps - 1) if timing.steps > 1 else 0.0
+    return max(0.0, one - pace)

@@ -1,0 +1,139 @@
+"""Was a worker slowed by something else on the machine? Readers plus pure decisions.
+
+Per timed repeat the harness takes a `Snapshot` before and after and keeps the
+`Window` between them (bench/measure/harness.py):
+
+- cpu_per_wall: this process's CPU seconds (all its threads, user + system,
+  `os.times`) per wall second. A worker that gets its CPUs keeps a steady
+  figure for a given benchmark; a neighbour that takes a core from it lowers
+  it for as long as it runs. Compared across the workers of one benchmark
+  (`flag_workers`), so it also sees a *whole* worker being slowed, which the
+  in-process canary (fastest canary of the same process) cannot.
+- stall: Linux pressure stall information, /proc/pressure/cpu `some total`
+  (microseconds during which at least one runnable task waited for a CPU),
+  as a fraction of the window's wall time. Includes our own threads queueing
+  behind each other, so it is judged against the benchmark's other workers
+  too, plus an absolute ceiling.
+- steal: /proc/stat steal ticks as a fraction of all ticks (a VM's host gave
+  our vCPU to someone else).
+
+Fractions are in [0, 1] (cpu_per_wall up to the thread count); None where the
+system cannot tell (no PSI on macOS, no /proc/stat).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Sequence
+
+PRESSURE = Path("/proc/pressure/cpu")
+STAT = Path("/proc/stat")
+
+# Decision thresholds (fractions). Every rule is relative to the benchmark's
+# other workers: on a machine that is busy all the time (the shared 2-core
+# development VM: PSI stall 55-90 % for every worker) an absolute ceiling flags
+# every worker, and a rerun is no quieter. What a disturbance looks like is a
+# worker off from its peers: a hog on one core drops a 2-thread worker's
+# cpu_per_wall and lifts its stall fraction (scripts/bench_stability.py --hog).
+CPU_DROP = 0.20  # cpu_per_wall this far below the benchmark's median worker
+STALL_RISE = 0.20  # stall fraction this much above the benchmark's median worker
+STEAL_RISE = 0.05  # steal fraction this much above the benchmark's median worker
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    wall: float
+    cpu: float
+    stall_us: int | None
+    steal: int | None  # ticks
+    ticks: int | None  # all ticks
+
+
+@dataclass(frozen=True)
+class Window:
+    """What happened between two snapshots (see the module doc for units)."""
+
+    wall: float
+    cpu_per_wall: float
+    stall: float | None
+    steal: float | None
+
+    def as_dict(self) -> dict:
+        return {"cpu_per_wall": round(self.cpu_per_wall, 4),
+                "stall": None if self.stall is None else round(self.stall, 4),
+                "steal": None if self.steal is None else round(self.steal, 4)}
+
+
+def between(a: Snapshot, b: Snapshot) -> Window:
+    wall = max(b.wall - a.wall, 1e-9)
+    stall = None if a.stall_us is None or b.stall_us is None else (b.stall_us - a.stall_us) / 1e6 / wall
+    steal = None
+    if None not in (a.steal, b.steal, a.ticks, b.ticks) and b.ticks > a.ticks:
+        steal = (b.steal - a.steal) / (b.ticks - a.ticks)
+    return Window(wall, (b.cpu - a.cpu) / wall, stall, steal)
+
+
+def read_stall_us(path: Path = PRESSURE) -> int | None:
+    try:
+        first = path.read_text().splitlines()[0]  # "some avg10=.. avg60=.. avg300=.. total=N"
+        return int(first.rsplit("total=", 1)[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def read_steal(path: Path = STAT) -> tuple[int | None, int | None]:
+    """(steal ticks, all ticks) from the aggregate `cpu` line of /proc/stat."""
+    try:
+        fields = path.read_text().splitlines()[0].split()
+        numbers = [int(x) for x in fields[1:]]
+        return (numbers[7] if len(numbers) > 7 else None), sum(numbers[:8])
+    except (OSError, IndexError, ValueError):
+        return None, None
+
+
+def snapshot(clock: Callable[[], float] = time.perf_counter) -> Snapshot:
+    t = os.times()
+    steal, ticks = read_steal()
+    return Snapshot(clock(), t.user + t.system, read_stall_us(), steal, ticks)
+
+
+def summarise(windows: Sequence[Window]) -> dict:
+    """One worker's figures for one benchmark: the medians over its repeats."""
+    def med(values):
+        values = [v for v in values if v is not None]
+        return round(statistics.median(values), 4) if values else None
+
+    return {"cpu_per_wall": med(w.cpu_per_wall for w in windows), "stall": med(w.stall for w in windows),
+            "steal": med(w.steal for w in windows)}
+
+
+def flag_workers(figures: Sequence[dict | None]) -> list[str | None]:
+    """For the workers of one benchmark (each `summarise`'s dict, or None when
+    it has none): why each one looks disturbed, or None. Pure.
+
+    A worker is disturbed when its CPU share is CPU_DROP below the median
+    worker's, or its stall or steal fraction STALL_RISE / STEAL_RISE above
+    the median worker's.
+    """
+    def median_of(key):
+        vals = [f[key] for f in figures if f and f.get(key) is not None]
+        return statistics.median(vals) if vals else None
+
+    cpu_mid, stall_mid, steal_mid = median_of("cpu_per_wall"), median_of("stall"), median_of("steal")
+    out: list[str | None] = []
+    for f in figures:
+        why = []
+        if f:
+            cpu, stall, steal = f.get("cpu_per_wall"), f.get("stall"), f.get("steal")
+            if cpu is not None and cpu_mid and cpu < (1 - CPU_DROP) * cpu_mid:
+                why.append(f"CPU per wall second {cpu:.2f} vs the workers' median {cpu_mid:.2f}")
+            if stall is not None and stall_mid is not None and stall > stall_mid + STALL_RISE:
+                why.append(f"CPU stall {stall:.0%} vs the workers' median {stall_mid:.0%}")
+            if steal is not None and steal_mid is not None and steal > steal_mid + STEAL_RISE:
+                why.append(f"steal {steal:.0%} of CPU ticks vs the workers' median {steal_mid:.0%}")
+        out.append("; ".join(why) or None)
+    return out

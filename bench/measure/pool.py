@@ -1,0 +1,300 @@
+"""The parent side of protocol 2: worker processes, fixed work, disturbance, headline.
+
+For one backend (or two sides of an A/B run) `run_backend` walks the
+schedule (bench/measure/schedule.py). Each task is one worker process
+(bench/measure/worker.py) running the backend's benchmarks in rotated order:
+
+- fixed work: the first worker to finish a benchmark calibrates its steps per
+  call; every later worker of that series (both sides of an A/B run) gets
+  exactly that `steps`, so every worker's figure is the same work.
+- a worker process that dies keeps the results it finished; the benchmark it
+  was in fails with its kind (timeout, crash, oom); the ones it had not
+  reached run in a fresh process. An install failure stops that side.
+- disturbance: after all workers, each benchmark's workers are compared
+  (bench/measure/disturbance.py); a disturbed worker is rerun once, at the end.
+- headline: estimate.headline over the clean workers (all ok ones when none
+  is clean), `spread`, and `unstable` with its reason.
+
+`spawn_fn(task, specs) -> WorkerOutcome` is injected: tests use fake workers.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Callable
+
+from bench.measure import disturbance, estimate, failures, schedule
+from bench.measure.child import Spec
+from bench.measure.worker import WorkerSpec
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+STDERR_TAIL = 4000
+POLL_SECONDS = 0.5
+Key = tuple  # (model, mode)
+
+
+@dataclass(frozen=True)
+class WorkerOutcome:
+    """What a finished worker process left behind."""
+
+    returncode: int | None
+    timed_out: bool
+    seconds: float
+    events: tuple[dict, ...] = ()  # the worker's JSON lines
+    stderr_tail: str = ""
+    oom_killed: bool | None = None
+    timeout: float = 0.0  # the per-benchmark limit it ran under
+
+    def failure(self) -> failures.Failure:
+        return failures.from_exit(self.returncode, self.timed_out, self.timeout, self.stderr_tail, self.oom_killed)
+
+    def payloads(self) -> dict:
+        return {tuple(e["done"]): e for e in self.events if "done" in e}
+
+    def stuck(self) -> Key | None:
+        """The benchmark it started and never finished, if any."""
+        started = [tuple(e["start"]) for e in self.events if "start" in e]
+        done = self.payloads()
+        return next((k for k in reversed(started) if k not in done), None)
+
+
+def spawn_worker(task: schedule.Task, specs: list[Spec], *, timeout: float, python: str = sys.executable,
+                 cpus=None, echo: bool = False, clock: Callable[[], float] = time.monotonic) -> WorkerOutcome:
+    """Run one worker process; kill its process group when one benchmark
+    exceeds `timeout` seconds (measured from the worker's own start line)."""
+    from bench.measure.runner import oom_kill_count
+
+    with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
+        events_path, log_path = Path(tmp) / "events.jsonl", Path(tmp) / "worker.log"
+        wspec = WorkerSpec(tuple(specs), str(events_path), tuple(cpus) if cpus else None)
+        env = dict(os.environ)
+        env.update(specs[0].env)
+        env["KERAS_BACKEND"] = specs[0].keras_backend
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        oom_before, t0 = oom_kill_count(), clock()
+        timed_out, seen, since = False, 0, t0
+        with open(log_path, "wb") as log:
+            out = None if echo else log
+            proc = subprocess.Popen([python, "-m", "bench.measure.worker", wspec.to_json()], stdout=out,
+                                    stderr=out, stdin=subprocess.DEVNULL, env=env, start_new_session=True)
+            try:
+                while True:
+                    try:
+                        proc.wait(timeout=POLL_SECONDS)
+                        break
+                    except subprocess.TimeoutExpired:
+                        n = len(_events(events_path))
+                        if n != seen:
+                            seen, since = n, clock()  # a new start or done line: the clock restarts
+                        if clock() - since > timeout:
+                            timed_out = True
+                            _kill_group(proc)
+                            break
+            except BaseException:
+                _kill_group(proc)  # Ctrl-C: leave no orphan behind
+                raise
+        events = _events(events_path)
+        tail = log_path.read_text(errors="replace")[-STDERR_TAIL:]
+    oom_after = oom_kill_count()
+    oom = None if oom_before is None or oom_after is None else oom_after > oom_before
+    return WorkerOutcome(proc.returncode, timed_out, clock() - t0, tuple(events), tail, oom, timeout)
+
+
+def _events(path: Path) -> list[dict]:
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # a line cut by a crash: everything before it stands
+    return out
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    proc.wait()
+
+
+# -- worker entries and results ----------------------------------------------------
+
+def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, rerun: bool = False,
+             window=None) -> dict:
+    """One worker's entry in a result's `workers` list (the record contract)."""
+    if payload is None or payload["result"].get("status") != "ok":
+        err = (payload or {}).get("result", {}).get("error") or (failure.as_error() if failure else
+                                                                 {"kind": "crash", "message": "no result"})
+        e = {"value": None, "samples": [], "status": "failed", "disturbed": False, "error": err}
+    else:
+        r = payload["result"]
+        e = {"value": r["value"], "samples": list(r.get("samples", [])), "status": "ok", "disturbed": False}
+        for k in ("steps_per_call", "setup_seconds", "disturbance"):
+            if k in r:
+                e[k] = r[k]
+        if "canary" in r:  # the interleaved reference workload: this process's fastest canary
+            e["reference_seconds"] = r["canary"]["baseline_seconds"]
+    if rerun:
+        e["rerun"] = True
+    if window:
+        e["window"] = list(window)
+    return e
+
+
+@dataclass
+class _Series:
+    """Everything gathered for one (side, benchmark)."""
+
+    spec: Spec
+    entries: list = field(default_factory=list)
+    payloads: list = field(default_factory=list)  # the ok workers' payloads, in order
+
+
+def flag(series: _Series) -> int:
+    """Mark disturbed entries (in place); returns how many newly marked ones are not reruns."""
+    ok = [e for e in series.entries if e["status"] == "ok"]
+    why = disturbance.flag_workers([e.get("disturbance") for e in ok])
+    fresh = 0
+    for e, reason in zip(ok, why):
+        if reason is None and e.get("canary_all"):
+            reason = "the in-process canary stayed slow for every repeat"
+        if reason and not e["disturbed"]:
+            e["disturbed"], e["disturbed_why"] = True, reason
+            fresh += 0 if e.get("rerun") else 1
+    return fresh
+
+
+def result_of(series: _Series, unstable_limit: float) -> dict:
+    """The record's result for one benchmark from its workers' entries."""
+    spec, entries = series.spec, series.entries
+    ok = [e for e in entries if e["status"] == "ok"]
+    if not ok:
+        first = next(e for e in entries)
+        return dict(spec.base_result(), status="failed", error=first["error"], workers=entries)
+    clean = [e for e in ok if not e["disturbed"]] or ok
+    better = spec.base_result()["better"]
+    values = [e["value"] for e in clean]
+    value = estimate.headline(values, better)
+    first = series.payloads[0]["result"]
+    result = {k: v for k, v in first.items() if k not in ("samples", "value", "child_seconds", "repeat_seconds")}
+    why = estimate.unstable(values, value, unstable_limit)
+    result.update(status="ok", value=value, samples=[s for e in clean for s in e["samples"]], workers=entries,
+                  spread=round(estimate.spread(values, value), 6), unstable=why is not None,
+                  disturbed_workers=sum(e["disturbed"] for e in entries),
+                  failed_workers=sum(e["status"] == "failed" for e in entries),
+                  estimator=estimate.HEADLINE)
+    if why:
+        result["unstable_why"] = why
+    setups = [e["setup_seconds"] for e in clean if "setup_seconds" in e]
+    if setups:
+        result["setup_seconds"] = round(statistics.median(setups), 6)
+    return result
+
+
+@dataclass(frozen=True)
+class SideRun:
+    results: tuple[dict, ...]
+    environments: tuple[dict, ...]
+
+
+def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: tuple[str, ...] = ("",),
+                supports: Callable[[str], bool] = lambda mode: True, install_error: str | None = None,
+                unstable_limit: float = 0.10, progress: Callable[[str, str], None] = lambda side, line: None
+                ) -> dict[str, SideRun]:
+    """Protocol 2 for one backend: {side: SideRun}, results in `specs` order."""
+    keys = tuple((s.model, s.mode) for s in specs)
+    by_key = {(s.model, s.mode): s for s in specs}
+    series = {(side, k): _Series(by_key[k]) for side in sides for k in keys}
+    skipped = {k for k in keys if not supports(k[1])}
+    broken: dict[str, dict] = {side: {"kind": "install", "message": install_error} for side in sides} \
+        if install_error else {}
+    steps: dict[Key, int] = {}
+    envs: dict[str, list] = {side: [] for side in sides}
+    runnable = tuple(k for k in keys if k not in skipped)
+
+    def run_task(task: schedule.Task) -> None:
+        pending = [k for k in task.keys]
+        while pending:
+            if task.side in broken:
+                for k in pending:
+                    series[(task.side, k)].entries.append(entry_of(None, failures.Failure(
+                        broken[task.side]["kind"], f"not run: {broken[task.side]['message']}"), rerun=task.rerun))
+                return
+            todo = [replace(by_key[k], steps=steps.get(k)) for k in pending]
+            out = spawn_fn(task, todo)
+            done, stuck = out.payloads(), out.stuck()
+            before = len(pending)
+            for k in list(pending):
+                if k in done:
+                    ev = done[k]
+                    s = series[(task.side, k)]
+                    entry = entry_of(ev["payload"], rerun=task.rerun, window=ev.get("window"))
+                    if entry["status"] == "ok":
+                        s.payloads.append(ev["payload"])
+                        steps.setdefault(k, ev["payload"]["result"].get("steps_per_call"))
+                        if ev["payload"]["result"].get("canary", {}).get("kept") == "all":
+                            entry["canary_all"] = True
+                    if ev["payload"].get("environment"):
+                        envs[task.side].append(ev["payload"]["environment"])
+                    s.entries.append(entry)
+                    if entry.get("error", {}).get("kind") == "install":
+                        broken[task.side] = entry["error"]
+                    pending.remove(k)
+                    progress(task.side, _line(task, k, entry))
+                elif k == stuck:
+                    break
+            if stuck in pending or len(pending) == before:
+                # the benchmark it died in (or, dead before its first line, the first one)
+                k = stuck if stuck in pending else pending[0]
+                entry = entry_of(None, out.failure(), rerun=task.rerun)
+                series[(task.side, k)].entries.append(entry)
+                pending.remove(k)
+                progress(task.side, _line(task, k, entry))
+            # the rest of `pending` runs in a fresh worker process
+
+    for task in schedule.plan(runnable, workers, sides) if runnable else []:
+        run_task(task)
+    fresh = {(side, k): flag(series[(side, k)]) for side in sides for k in runnable}
+    for task in schedule.reruns(fresh, workers, runnable, sides):
+        run_task(task)
+    for side in sides:
+        for k in runnable:
+            flag(series[(side, k)])
+
+    out = {}
+    for side in sides:
+        results = []
+        for k in keys:
+            s = series[(side, k)]
+            if k in skipped:
+                results.append(dict(s.spec.base_result(), status="skipped", error={
+                    "kind": "unsupported", "message": f"the {s.spec.keras_backend} backend cannot {k[1]} "
+                                                      f"(bench/measure/backends/{s.spec.keras_backend}.py)"}))
+            else:
+                for e in s.entries:
+                    e.pop("canary_all", None)
+                results.append(result_of(s, unstable_limit))
+        out[side] = SideRun(tuple(results), tuple(envs[side]))
+    return out
+
+
+def _line(task: schedule.Task, key: Key, entry: dict) -> str:
+    side = f"{task.side} " if task.side else ""
+    tag = f"{side}worker {task.worker + 1}{' (rerun)' if task.rerun else ''} {key[0]} {key[1]}"
+    if entry["status"] == "ok":
+        return f"{tag}: {entry['value']:,.6g}"
+    return f"{tag}: failed ({entry['error']['kind']}): {entry['error']['message']}"

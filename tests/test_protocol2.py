@@ -1,0 +1,354 @@
+"""Protocol 2 without real backends: schedule, fixed work, estimator,
+disturbance flags, worker crashes, A/B sides, the machine lock, bench check,
+and the checks of what was timed. Fake clocks and fake workers throughout."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from bench.measure import check, disturbance, estimate, lock, pool, schedule, verify
+from bench.measure.child import Spec
+from bench.measure.harness import benchmark, setup_seconds
+from bench.measure.workloads import gate
+from tests.test_harness import FakeMachine, protocol
+
+KEYS = (("cnn", "train"), ("cnn", "predict"), ("mlp", "train"), ("mlp", "predict"))
+
+
+def spec(model, mode, backend="jax"):
+    return Spec(backend=backend, keras_backend=backend, model=model, mode=mode, batch_size=100, repeats=3,
+                min_repeat_seconds=0.25, warmup_steps=2, result_path="")
+
+
+# -- schedule ------------------------------------------------------------------
+
+def test_workers_run_every_benchmark_in_an_order_rotated_by_one():
+    tasks = schedule.plan(KEYS, 3)
+    assert [t.keys for t in tasks] == [KEYS, KEYS[1:] + KEYS[:1], KEYS[2:] + KEYS[:2]]
+    assert [t.worker for t in tasks] == [0, 1, 2]
+
+
+def test_ab_workers_alternate_a_b_a_b():
+    tasks = schedule.plan(KEYS[:2], 2, sides=("a", "b"))
+    assert [(t.side, t.worker) for t in tasks] == [("a", 0), ("b", 0), ("a", 1), ("b", 1)]
+
+
+def test_reruns_give_each_disturbed_worker_one_more_process():
+    tasks = schedule.reruns({("", KEYS[0]): 2, ("", KEYS[3]): 1}, 5, KEYS)
+    assert [(t.worker, t.keys, t.rerun) for t in tasks] == [(5, (KEYS[0], KEYS[3]), True), (6, (KEYS[0],), True)]
+
+
+def test_plan_rejects_no_workers():
+    with pytest.raises(ValueError, match="workers is 0"):
+        schedule.plan(KEYS, 0)
+
+
+# -- estimator -----------------------------------------------------------------
+
+def test_headline_estimators_and_the_unstable_flag():
+    values = [100.0, 90.0, 130.0, 101.0, 99.0]
+    assert estimate.headline(values) == 100.0  # median of worker medians
+    assert estimate.headline(values, how="best") == 130.0
+    assert estimate.headline([5.0, 4.0], "smaller", how="best") == 4.0
+    assert estimate.headline(values, how="trimmed") == pytest.approx(100.0)
+    assert estimate.spread(values, 100.0) == pytest.approx(0.30)
+    assert "±30.0%" in estimate.unstable(values, 100.0, 0.10)
+    assert estimate.unstable([100.0, 104.0, 97.0], 100.0, 0.10) is None
+    assert estimate.unstable([100.0], 100.0, 0.10) == "only 1 clean worker"
+
+
+# -- disturbance ---------------------------------------------------------------
+
+def test_a_window_turns_cpu_time_pressure_and_steal_into_fractions():
+    a = disturbance.Snapshot(wall=10.0, cpu=5.0, stall_us=1_000_000, steal=100, ticks=1000)
+    b = disturbance.Snapshot(wall=12.0, cpu=8.0, stall_us=1_500_000, steal=110, ticks=1200)
+    w = disturbance.between(a, b)
+    assert (w.cpu_per_wall, w.stall, w.steal) == (1.5, 0.25, 0.05)
+    assert disturbance.between(disturbance.Snapshot(10.0, 5.0, None, None, None), b).stall is None
+
+
+def test_pressure_and_steal_readers(tmp_path):
+    psi = tmp_path / "cpu"
+    psi.write_text("some avg10=1.00 avg60=2.00 avg300=3.00 total=123456\nfull avg10=0 avg60=0 avg300=0 total=0\n")
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  10 0 5 80 1 0 2 3 0 0\ncpu0 1 2 3\n")
+    assert disturbance.read_stall_us(psi) == 123456
+    assert disturbance.read_steal(stat) == (3, 101)
+    assert disturbance.read_stall_us(tmp_path / "missing") is None
+
+
+def test_a_worker_off_from_its_peers_is_flagged_with_the_reason():
+    peers = [{"cpu_per_wall": 1.8, "stall": 0.10, "steal": 0.0}] * 4
+    hogged = {"cpu_per_wall": 1.1, "stall": 0.45, "steal": 0.0}
+    stolen = {"cpu_per_wall": 1.8, "stall": 0.10, "steal": 0.12}
+    why = disturbance.flag_workers([*peers, hogged, stolen, None])
+    assert why[:4] == [None] * 4 and why[6] is None
+    assert "CPU per wall second 1.10 vs the workers' median 1.80" in why[4] and "CPU stall 45%" in why[4]
+    assert why[5] == "steal 12% of CPU ticks vs the workers' median 0%"
+
+
+def test_a_machine_busy_for_every_worker_flags_none():
+    # the shared VM: every worker stalls ~60 %; only a worker off from its peers is disturbed
+    busy = [{"cpu_per_wall": 1.05, "stall": 0.6 + i / 100, "steal": 0.01} for i in range(5)]
+    assert disturbance.flag_workers(busy) == [None] * 5
+
+
+# -- harness: fixed work and set-up cost ---------------------------------------
+
+def test_fixed_work_skips_calibration_and_times_exactly_those_steps():
+    m = FakeMachine(step_seconds=0.01)
+    t = benchmark(m.run, 100, protocol(repeats=3), clock=m.clock, canary=m.canary, steps=37)
+    assert t.calibration == () and t.steps == 37
+    assert [c[0] for c in m.calls] == [2, 37, 37, 37]  # warm-up, then the repeats only
+    assert t.value == pytest.approx(37 * 100 / 0.37)
+
+
+def test_the_probe_is_read_around_every_timed_call():
+    m = FakeMachine(step_seconds=0.01)
+    cpu = iter(range(0, 1000, 1))
+
+    def probe():
+        return disturbance.Snapshot(m.clock(), float(next(cpu)), None, None, None)
+
+    t = benchmark(m.run, 100, protocol(repeats=3), clock=m.clock, canary=m.canary, steps=10, probe=probe)
+    assert all(r.load is not None for r in t.repeats)
+    assert set(t.summary()["disturbance"]) == {"cpu_per_wall", "stall", "steal"}
+
+
+def test_setup_seconds_is_the_per_call_cost_apart_from_the_steps():
+    m = FakeMachine(step_seconds=0.01, call_overhead=0.2)
+    t = benchmark(m.run, 100, protocol(repeats=3), clock=m.clock, canary=m.canary, steps=50)
+    assert setup_seconds(m.run, t, m.clock) == pytest.approx(0.2)
+
+
+# -- pool: fake workers --------------------------------------------------------
+
+def payload(key, value, steps=40, load=None, ok=True, kind="crash"):
+    model, mode = key
+    if not ok:
+        return {"result": {"model": model, "mode": mode, "status": "failed",
+                           "error": {"kind": kind, "message": f"{kind} in {model}/{mode}"}},
+                "environment": {"keras_version": "3.x"}}
+    return {"result": {"model": model, "mode": mode, "unit": "samples/s", "better": "bigger", "batch_size": 100,
+                       "status": "ok", "value": value, "samples": [value], "steps_per_call": steps,
+                       "setup_seconds": 0.01, "canary": {"baseline_seconds": 0.004, "kept": "clean"},
+                       "disturbance": load or {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0}},
+            "environment": {"keras_version": "3.x"}}
+
+
+class FakeWorkers:
+    """spawn_fn: each call is one worker process; `script(task, spec)` gives
+    the payload, or "crash"/"hang" to die in that benchmark."""
+
+    def __init__(self, script):
+        self.script, self.calls = script, []
+
+    def __call__(self, task, specs):
+        self.calls.append((task, [(s.model, s.mode, s.steps) for s in specs]))
+        events = []
+        for s in specs:
+            key = (s.model, s.mode)
+            events.append({"start": list(key), "time": 0.0})
+            p = self.script(task, s)
+            if p in ("crash", "hang"):
+                return pool.WorkerOutcome(-11 if p == "crash" else -9, p == "hang", 1.0, tuple(events),
+                                          "Fatal Python error: Segmentation fault", None, 60.0)
+            events.append({"done": list(key), "payload": p, "window": [0.0, 1.0]})
+        return pool.WorkerOutcome(0, False, 1.0, tuple(events), timeout=60.0)
+
+
+def test_the_first_worker_calibrates_and_every_later_worker_reuses_its_steps():
+    steps = {KEYS[0]: 11, KEYS[1]: 22}
+    fake = FakeWorkers(lambda t, s: payload((s.model, s.mode), 100.0, steps=s.steps or steps[(s.model, s.mode)]))
+    out = pool.run_backend([spec(*k) for k in KEYS[:2]], 3, fake)
+    assert fake.calls[0][1] == [("cnn", "train", None), ("cnn", "predict", None)]
+    assert fake.calls[1][1] == [("cnn", "predict", 22), ("cnn", "train", 11)]
+    assert fake.calls[2][1] == [("cnn", "train", 11), ("cnn", "predict", 22)]
+    r = out[""].results[0]
+    assert (r["status"], r["value"], r["steps_per_call"], len(r["workers"])) == ("ok", 100.0, 11, 3)
+    assert r["workers"][0] == {"value": 100.0, "samples": [100.0], "status": "ok", "disturbed": False,
+                               "steps_per_call": 11, "setup_seconds": 0.01, "reference_seconds": 0.004,
+                               "disturbance": {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0},
+                               "window": [0.0, 1.0]}
+
+
+def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_reruns_once():
+    values = iter([100.0, 102.0, 60.0, 98.0, 101.0, 99.0])  # the third worker is hogged
+
+    def script(task, s):
+        v = next(values)
+        load = {"cpu_per_wall": 1.0, "stall": 0.5, "steal": 0.0} if v == 60.0 else None
+        return payload((s.model, s.mode), v, load=load)
+
+    fake = FakeWorkers(script)
+    r = pool.run_backend([spec("mlp", "predict")], 5, fake)[""].results[0]
+    assert [t.rerun for t, _ in fake.calls] == [False] * 5 + [True]
+    assert [w["disturbed"] for w in r["workers"]] == [False, False, True, False, False, False]
+    assert "CPU per wall second 1.00" in r["workers"][2]["disturbed_why"]
+    assert r["workers"][5]["rerun"] is True
+    assert r["value"] == 100.0 and r["disturbed_workers"] == 1  # median of 100, 102, 98, 101, 99
+    assert r["samples"] == [100.0, 102.0, 98.0, 101.0, 99.0]
+    assert r["unstable"] is False and r["spread"] == pytest.approx(0.02)
+
+
+def test_a_spread_beyond_the_limit_is_flagged_unstable_with_the_reason():
+    values = iter([100.0, 130.0, 80.0])
+    r = pool.run_backend([spec("mlp", "train")], 3,
+                         FakeWorkers(lambda t, s: payload((s.model, s.mode), next(values))))[""].results[0]
+    assert r["unstable"] is True and "±30.0%" in r["unstable_why"]
+
+
+def test_a_crashed_worker_is_recorded_with_its_kind_and_the_other_workers_still_count():
+    def script(task, s):
+        if task.worker == 1 and s.model == "cnn" and s.mode == "predict":
+            return "crash"
+        return payload((s.model, s.mode), 100.0 + task.worker)
+
+    fake = FakeWorkers(script)
+    out = pool.run_backend([spec(*k) for k in KEYS], 3, fake)[""].results
+    # worker 1 runs cnn/predict first: it crashes there, and the rest of its list runs in a fresh process
+    assert fake.calls[1][1][0][:2] == ("cnn", "predict")
+    assert [k[:2] for k in fake.calls[2][1]] == [("mlp", "train"), ("mlp", "predict"), ("cnn", "train")]
+    cnn_predict = out[1]
+    assert cnn_predict["status"] == "ok" and cnn_predict["failed_workers"] == 1
+    assert [w["status"] for w in cnn_predict["workers"]] == ["ok", "failed", "ok"]
+    assert cnn_predict["workers"][1]["error"]["kind"] == "crash"
+    assert "SIGSEGV" in cnn_predict["workers"][1]["error"]["message"]
+    assert cnn_predict["value"] == 101.0  # median of workers 0 and 2: 100, 102
+    assert all(r["status"] == "ok" and len(r["workers"]) == 3 for r in out)
+
+
+def test_a_benchmark_whose_every_worker_fails_is_failed_with_the_first_kind():
+    fake = FakeWorkers(lambda t, s: "hang" if s.mode == "train" else payload((s.model, s.mode), 5.0))
+    out = pool.run_backend([spec("mlp", "train"), spec("mlp", "predict")], 2, fake)[""].results
+    assert out[0]["status"] == "failed" and out[0]["error"]["kind"] == "timeout"
+    assert out[1]["status"] == "ok"
+
+
+def test_an_install_failure_stops_the_side_and_unsupported_modes_never_start():
+    fake = FakeWorkers(lambda t, s: payload((s.model, s.mode), 0, ok=False, kind="install"))
+    out = pool.run_backend([spec("mlp", "train", "openvino"), spec("mlp", "predict", "openvino")], 3, fake,
+                           supports=lambda mode: mode == "predict")[""].results
+    assert len(fake.calls) == 1 and fake.calls[0][1] == [("mlp", "predict", None)]
+    assert out[0]["status"] == "skipped" and out[0]["error"]["kind"] == "unsupported"
+    assert out[1]["status"] == "failed" and out[1]["error"]["kind"] == "install"
+    assert [w["error"]["message"].startswith("not run") for w in out[1]["workers"]] == [False, True, True]
+
+
+def test_ab_sides_interleave_share_the_fixed_work_and_give_two_sets_of_results():
+    fake = FakeWorkers(lambda t, s: payload((s.model, s.mode), 100.0 if t.side == "a" else 90.0,
+                                            steps=s.steps or 7))
+    out = pool.run_backend([spec("mlp", "predict")], 3, fake, sides=("a", "b"))
+    assert [(t.side, t.worker) for t, _ in fake.calls] == [("a", 0), ("b", 0), ("a", 1), ("b", 1), ("a", 2), ("b", 2)]
+    assert [c[1][0][2] for c in fake.calls] == [None, 7, 7, 7, 7, 7]
+    assert out["a"].results[0]["value"] == 100.0 and out["b"].results[0]["value"] == 90.0
+
+
+def test_worker_outcome_knows_the_benchmark_it_died_in():
+    out = pool.WorkerOutcome(-9, True, 5.0, ({"start": ["cnn", "train"]}, {"done": ["cnn", "train"], "payload": {}},
+                                              {"start": ["mlp", "train"]}), timeout=30.0)
+    assert out.stuck() == ("mlp", "train")
+    assert out.failure().kind == "timeout" and "30 s" in out.failure().message
+
+
+# -- the machine lock ----------------------------------------------------------
+
+def test_a_second_run_waits_for_the_lock_and_says_so(tmp_path):
+    where = tmp_path / "bench.lock"
+    said, order = [], []
+    first_in = threading.Event()
+
+    def first():
+        with lock.held(where, said.append, "first run"):
+            first_in.set()
+            time.sleep(0.3)
+            order.append("first done")
+
+    t = threading.Thread(target=first)
+    t.start()
+    first_in.wait(5)
+    with lock.held(where, said.append, "second run"):
+        order.append("second in")
+    t.join()
+    assert order == ["first done", "second in"]
+    assert len(said) == 1 and "waiting for the machine lock" in said[0] and "held by first run" in said[0]
+
+
+def test_the_lock_path_comes_from_bench_lock(tmp_path):
+    assert lock.path({"BENCH_LOCK": str(tmp_path / "x.lock")}) == tmp_path / "x.lock"
+    assert lock.path({}).name == "keras-nightly-bench.lock"
+
+
+# -- bench check and device resources ------------------------------------------
+
+READINGS = {
+    "cpu": {"logical_cpus": 2, "governor": "powersave", "frequency_mhz": {"current": 2000, "min": 800, "max": 3600},
+            "load_average": [3.0, 2.0, 1.0], "pressure": {"some_avg10": 40.0, "some_avg60": 20.0},
+            "steal_percent": 0.0},
+    "swap": {"total_bytes": 2**30, "used_bytes": 2**28},
+    "gpu": {"devices": [{"index": 0, "processes": [{"pid": 1, "name": "other-job", "used_bytes": 10}]}]},
+    "environ": {}, "affinity": [0, 1],
+}
+
+
+def test_check_findings_say_what_to_change():
+    items = {i["topic"]: i for i in check.findings(READINGS)}
+    assert {t: i["status"] for t, i in items.items()} == {
+        "governor": "warn", "frequency": "warn", "load": "warn", "cpu_pressure": "warn", "steal": "ok",
+        "swap": "warn", "gpu_processes": "warn", "threads": "warn"}
+    assert "performance governor" in items["governor"]["advice"]
+    assert "256 MiB swapped out" in items["swap"]["advice"]
+    assert "1 other process(es) on the GPU" in items["gpu_processes"]["advice"]
+    assert check.findings(READINGS, threads=2, cpus=(0, 1))[-1]["status"] == "ok"
+    assert "warn    governor" in check.render(list(items.values()))
+
+
+def test_threads_or_cpus_that_do_not_exist_are_named_by_key():
+    assert check.resources(2, (0, 1), {0, 1}, "devices.local-cpu") is None
+    assert check.resources(None, (0, 3), {0, 1}, "devices.local-cpu") == (
+        "key 'devices.local-cpu.cpus' is [0, 3]; CPU(s) [3] do not exist here (expected ids among [0, 1])")
+    assert check.resources(4, None, {0, 1}, "devices.x") == (
+        "key 'devices.x.threads' is 4; this machine gives the workers 2 CPU(s) (expected 1..2)")
+    assert "devices.x.threads" in check.resources(2, (1,), {0, 1}, "devices.x")
+
+
+def test_bench_run_refuses_missing_cpus_before_any_benchmark(tmp_path, monkeypatch, capsys):
+    from bench import cli
+    from bench.commands import run as run_cmd
+
+    cfg = (tmp_path / "b.yaml")
+    import os
+    text = open(os.environ["BENCH_CONFIG"]).read()
+    cfg.write_text(text.replace("  local-cpu:\n", "  local-cpu:\n    cpus: [0, 999]\n", 1))
+    monkeypatch.setattr(run_cmd.pool, "run_backend", lambda *a, **k: pytest.fail("no benchmark may start"))
+    code = cli.main(["--config", str(cfg), "run", "--device", "local-cpu", "--out", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "devices.local-cpu.cpus" in err and "[999]" in err and "Traceback" not in err
+
+
+# -- what was timed ------------------------------------------------------------
+
+def reference():
+    logits = np.array([[2.0, 0.0], [0.0, 3.0], [1.0, -1.0]])
+    return gate.Reference((), logits, 1.0, "ref.npz")
+
+
+def test_the_last_timed_predict_must_match_the_reference_row_by_row():
+    ref = reference()
+    good = ref.logits[np.arange(7) % 3]
+    assert verify.timed_predict(good + 0.01, ref).passed
+    wrong = good.copy()
+    wrong[4] = [0.0, 0.0]  # held-out digit 1 (row 4 = 4 mod 3) computed wrongly
+    v = verify.timed_predict(wrong, ref)
+    assert not v.passed and "differ from the reference by up to 3" in v.message
+    assert "non-finite" in verify.timed_predict(good * np.nan, ref).message
+    assert "shape" in verify.timed_predict(np.zeros(3), ref).message
+
+
+def test_after_timed_training_the_loss_is_finite_and_accuracy_still_passes():
+    assert verify.timed_train(0.3, 0.95).passed
+    assert "loss is nan" in verify.timed_train(float("nan"), 0.95).message
+    assert "held-out accuracy 0.500" in verify.timed_train(0.3, 0.5).message
