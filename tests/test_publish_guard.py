@@ -126,10 +126,11 @@ def test_provenance_file_maps_folders_to_runs(bare, tmp_path, capsys):
     write(rec(run_id="7"), tmp_path / "dl" / "7" / "record-7-1")
     write(rec(run_id="8", device="x"), tmp_path / "dl" / "8" / "record-8-1")
     write(rec(run_id="9", device="y"), tmp_path / "dl" / "9" / "record-9-1")  # no entry
-    (tmp_path / "prov.json").write_text(json.dumps({"format": 1, "artifacts": {
-        "dl/7": {"run_id": "7", "event": "schedule"}, "dl/8": {"run_id": 8, "event": "workflow_dispatch"}}}))
-    assert cli_publish(bare, "--provenance", tmp_path / "prov.json", tmp_path / "dl") == 3
+    (tmp_path / "dl" / "prov.json").write_text(json.dumps({"format": 1, "artifacts": {  # inside: not a record
+        "7": {"run_id": "7", "event": "schedule"}, "8": {"run_id": 8, "event": "workflow_dispatch"}}}))
+    assert cli_publish(bare, "--provenance", tmp_path / "dl" / "prov.json", tmp_path / "dl") == 3
     err = capsys.readouterr().err
+    assert "prov.json" not in err and err.count("bench publish: refused ") == 2
     assert "run.event is 'schedule'; expected 'workflow_dispatch'" in err
     assert "no provenance entry covers its folder" in err
     assert list(listing(bare)) == [rec(run_id="7").relpath()]

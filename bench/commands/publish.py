@@ -20,7 +20,8 @@ Provenance (for the publish workflow, engineer WF): either
   --provenance FILE     a JSON map of artifact folder -> the run it came from
                         (format in bench/records/guard.py): run_id (required),
                         repository, event, created_at, run_attempt; a record
-                        below no listed folder is refused; or
+                        below no listed folder is refused; FILE may lie in
+                        the download folder (it is never taken as a record); or
   --expect-run-id ID    every record must carry run.id ID (one run's
                         artifacts per call), with optionally
                         --expect-repository OWNER/NAME, --expect-event EVENT
@@ -41,6 +42,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 from bench.cli import positive_int
 from bench.errors import EXIT_OK, EXIT_SOME_REFUSED, UsageError
@@ -70,6 +72,8 @@ def add_arguments(parser):
 def main(args) -> int:
     files = record_files(args.records)                      # usage errors: exit 2 via cli
     gate = _gate(args)
+    if args.provenance:  # it may sit in the download folder it describes: never a record
+        files = [f for f in files if f.resolve() != Path(args.provenance).resolve()]
     admitted, refused = [], []
     for f in files:                                         # load: each file on its own
         got = admit(f, gate)
