@@ -45,7 +45,7 @@ EVIL_DEVICE = '"><svg onload="window.__pwned=2">'
 EVIL_VERSION = "<b>3.16</b><img src=y onerror=window.__pwned=3>"
 EVIL_MESSAGE = "<script>window.__pwned=4</script> out of memory"
 EVIL_URL = "javascript:window.__pwned=5"
-DAYS = 40
+DAYS = 30  # ends 2026-11-30: records after "now" (+26 h) are skipped by the readers
 
 
 def evil_records():
@@ -60,6 +60,16 @@ def evil_records():
     return recs
 
 
+def step_records(end):
+    """A series that drops 15 % five nights before `end`, a distinct nightly each night."""
+    start = end - timedelta(days=24)
+    values = [1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4 + [850.0, 855.0, 848.0, 852.0, 849.0]
+    return [make_record([ok("mlp", "train", v)], backend="jax", device="step-box",
+                        started_at=start + timedelta(days=i),
+                        keras_version=f"3.16.0.dev{(start + timedelta(days=i)):%Y%m%d}02")
+            for i, v in enumerate(values)]
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
     root = tmp_path_factory.mktemp("site")
@@ -67,6 +77,7 @@ def site(tmp_path_factory):
     end = T0 + timedelta(days=DAYS - 1)
     synthetic.write_history(data, DAYS, end=end, fail_rate=0.05)
     write_data(evil_records(), data)
+    write_data(step_records(end), data)
     assert cli.main(["site", "--data", str(data), "--out", str(out), "--no-plots"]) == 0
     index = json.loads((out / "data" / "index.json").read_text(encoding="utf-8"))
     server = make_server(out, "127.0.0.1", 0, quiet=True)
@@ -111,7 +122,7 @@ def column(page, n):
 
 def test_table_has_one_row_per_series_with_readme_columns(page, site):
     _, index = site
-    assert len(index["series"]) == 6 * 4 + 1
+    assert len(index["series"]) == 6 * 4 + 2  # synthetic, the hostile one, the step
     assert page.locator("#series-table tbody tr").count() == len(index["series"])
     heads = page.locator("#series-table thead th").all_inner_texts()
     assert heads == list(markdown.HEADER)  # the README's columns, BACKEND↑ sorted first
@@ -265,3 +276,15 @@ def test_opened_from_disk_a_one_point_series_shows_its_point(browser, tmp_path):
     assert pg.evaluate(BLUE_PIXELS) > 0
     context.close()
     assert errors == []
+
+
+def test_a_regressed_series_names_its_change_window(page, site):
+    _, index = site
+    s = next(s for s in index["series"] if s["device"] == "step-box")
+    assert s["status"] == "Regressed"
+    before, after = s["window"]["before"]["keras_version"], s["window"]["after"]["keras_version"]
+    page.locator("#series-table tbody tr").filter(has=page.locator("td:nth-child(2)", has_text="step-box")).click()
+    assert f"Keras {before} (" in page.locator("#detail-summary").inner_text()
+    assert f") → {after} (" in page.locator("#detail-summary").inner_text()
+    link = page.locator("#detail-links a", has_text="Keras commits in the change window")
+    assert link.get_attribute("href").startswith("https://github.com/keras-team/keras/commits/master?since=")

@@ -32,7 +32,9 @@
     // Why the status says what it says (the change, or the last failure), as in the README.
     { key: "note", label: "NOTE", value: (r) => r.note || null },
   ];
+  // Metric first: the page opens on throughput, latency/memory/energy a click away (issue 13).
   const FILTERS = [
+    { key: "metric", label: "Metric" },
     { key: "device", label: "Device" }, { key: "backend", label: "Backend" },
     { key: "model", label: "Model" }, { key: "mode", label: "Mode" }, { key: "status", label: "Status" },
   ];
@@ -113,15 +115,15 @@
   // Points are delta-encoded on disk; expand them once, when a chart needs them.
   function points(r) {
     if (!r._days) {
-      const n = r.days.length, days = new Array(n), run = new Array(n);
-      let d = 0, k = 0;
+      const n = r.days.length, days = new Array(n), run = new Array(n), env = new Array(n);
+      let d = 0, k = 0, e = 0;
       for (let i = 0; i < n; i++) {
-        d += r.days[i]; k += r.run[i];
-        days[i] = d; run[i] = k;
+        d += r.days[i]; k += r.run[i]; e += (r.env || [])[i] || 0;
+        days[i] = d; run[i] = k; env[i] = r.env && r.env.length ? e : null;
       }
-      r._days = days; r._run = run;
+      r._days = days; r._run = run; r._env = env;
     }
-    return { days: r._days, values: r.values, run: r._run };
+    return { days: r._days, values: r.values, run: r._run, env: r._env };
   }
 
   function runInfo(i) {
@@ -223,9 +225,11 @@
       const select = el("select", { id: "filter-" + key, name: key });
       select.append(new Option("all", ""));
       for (const v of values) select.append(new Option(v, v));  // Option(text, value): text, not markup
+      select.value = state.filters[key] || "";
       select.addEventListener("change", () => {
         state.filters[key] = select.value;
         renderTable();
+        if (key === "metric" && state.data) renderOverview($("overview-device").value);
       });
       form.insertBefore(el("label", null, label + " ", select), count);
     }
@@ -243,7 +247,7 @@
   function chartData(r) {
     const p = points(r);
     const byDay = new Map();
-    p.days.forEach((d, i) => byDay.set(d, { i, value: p.values[i], run: p.run[i] }));
+    p.days.forEach((d, i) => byDay.set(d, { i, value: p.values[i], run: p.run[i], env: p.env[i] }));
     const fails = new Map();
     for (const [day, run, kind, message] of r.failures) {
       if (!fails.has(day)) fails.set(day, []);
@@ -318,6 +322,7 @@
       lines.push(`${short(p.value)} ${r.unit}  (${Number(p.value).toLocaleString("en-US")})`);
       lines.push(`keras-nightly ${run.keras || "unknown"}`);
       lines.push(`run ${run.id}${run.attempt > 1 ? ` attempt ${run.attempt}` : ""}`);
+      lines.push(...envLines(r, p));
     }
     for (const f of cd.fails.get(day) || []) {
       const msg = f.message.length > 300 ? f.message.slice(0, 299) + "…" : f.message;  // the table below has it all
@@ -326,6 +331,44 @@
       if (!p) lines.push(`keras-nightly ${run.keras || "unknown"}`);
     }
     return lines;
+  }
+
+  // That night's machine and software (data.envs, bench/analyse/envsummary.py),
+  // then what changed since the previous point: the first thing to check after a drop.
+  const ENV_LINES = [
+    ["GPU", ["gpu", "sm_clock_mhz", "memory_clock_mhz", "power_limit_w", "power_draw_w", "temperature_c", "throttle", "gpu_processes"],
+      { sm_clock_mhz: "SM %s MHz", memory_clock_mhz: "mem %s MHz", power_limit_w: "limit %s W", power_draw_w: "draw %s W",
+        temperature_c: "%s °C", throttle: "throttle: %s", gpu_processes: "other processes: %s" }],
+    ["driver", ["driver", "cuda", "cudnn"], { cuda: "CUDA %s", cudnn: "cuDNN %s" }],
+    ["CPU", ["cpu", "governor", "cpu_mhz", "load", "steal_percent", "cpu_pressure", "threads"],
+      { cpu_mhz: "%s MHz", load: "load %s", steal_percent: "steal %s%", cpu_pressure: "pressure %s%", threads: "%s threads" }],
+    ["backend", ["backend"], {}],
+    ["keras", ["floatx", "dtype_policy", "protocol"], { dtype_policy: "policy %s", protocol: "protocol %s" }],
+  ];
+
+  function envOf(p) {
+    return p && p.env != null ? state.envs[p.env] || null : null;
+  }
+
+  function envLines(r, p) {
+    const env = envOf(p);
+    if (!env) return [];
+    const lines = [];
+    for (const [label, fields, fmt] of ENV_LINES) {
+      const parts = fields.filter((f) => env[f] != null).map((f) => (fmt[f] || "%s").replace("%s", env[f]));
+      if (parts.length) lines.push(`${label}: ${parts.join(", ")}`);
+    }
+    const prev = p.i > 0 ? envOf({ env: points(r).env[p.i - 1] }) : null;
+    if (prev) {
+      const changed = envChanges(prev, env);
+      lines.push(changed.length ? `changed since the previous point: ${changed.join("; ")}` : "nothing changed since the previous point");
+    }
+    return lines;
+  }
+
+  function envChanges(before, after) {
+    return state.envChanges.filter((f) => before[f] !== after[f])
+      .map((f) => `${f} ${before[f] == null ? "—" : before[f]} → ${after[f] == null ? "—" : after[f]}`);
   }
 
   function showTooltip(u, r, cd) {
@@ -407,12 +450,21 @@
     bits.push(r.better === "smaller" ? "smaller is better" : "bigger is better");
     if (r.change) {
       bits.push(`change ${pct(r.change.relative)} from ${isoDay(r.change.day)}: level ${short(r.change.before)} → ${short(r.change.after)}`);
+      if (r.window) bits.push(windowText(r.window));
     } else {
       bits.push("no recent change detected");
     }
     if (r.failures.length) bits.push(`${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}`);
     if (r.skipped) bits.push(`${r.skipped} skipped`);
     return bits.join(" · ");
+  }
+
+  // The change window (bench/analyse/window.py): the last nightly before the
+  // change and the first at the new level, and what else changed there.
+  function windowText(w) {
+    const side = (n) => `${n.keras_version || "?"} (${n.day})`;
+    const also = (w.env_changes || []).map((c) => `${c.name} ${c.before || "—"} → ${c.after || "—"}`);
+    return `Keras ${side(w.before)} → ${side(w.after)}` + (also.length ? `; also ${also.join(", ")}` : "");
   }
 
   function failureTable(r) {
@@ -465,6 +517,8 @@
     const run = runLink(latestUrl(r), "newest CI run");
     if (run) links.push(run);
     if (r.plot) links.push(link(r.plot, "PNG plot"));
+    const commits = r.window ? link(r.window.commits_url, "Keras commits in the change window") : null;
+    if (commits) links.push(commits);
     const joined = [];
     links.forEach((a, i) => { if (i) joined.push(" · "); joined.push(a); });
     $("detail-links").replaceChildren(...joined);
@@ -505,7 +559,8 @@
     state.multiples = [];
     const grid = $("multiples");
     grid.replaceChildren();
-    const rows = state.rows.filter((r) => r.device === device).sort(compare);
+    const metric = state.filters.metric;
+    const rows = state.rows.filter((r) => r.device === device && (!metric || r.metric === metric)).sort(compare);
     for (const r of rows) {
       const chart = el("div", { class: "mini-chart" });
       const card = el("button", { type: "button", class: "card", "data-status": r.status, title: "open the chart" },
@@ -536,6 +591,51 @@
       for (const u of state.multiples) showRange(u, Number($("overview-range").value));
     });
     if (devices.length) renderOverview(devices[0]);
+  }
+
+  // -- backends side by side ---------------------------------------------
+
+  const seriesLabel = (r) => `${r.model} · ${r.mode}`;
+
+  function buildBackends() {
+    const device = $("backends-device"), which = $("backends-series");
+    const devices = [...new Set(state.rows.map((r) => r.device))].sort();
+    for (const d of devices) device.append(new Option(d, d));
+    const fillSeries = () => {
+      const keep = which.value;
+      const labels = [...new Set(state.rows.filter((r) => r.device === device.value).map(seriesLabel))].sort();
+      which.replaceChildren(...labels.map((l) => new Option(l, l)));
+      if (labels.includes(keep)) which.value = keep;
+      renderBackends();
+    };
+    device.addEventListener("change", fillSeries);
+    which.addEventListener("change", renderBackends);
+    fillSeries();
+  }
+
+  function renderBackends() {
+    const device = $("backends-device").value, label = $("backends-series").value;
+    const rows = state.rows.filter((r) => r.device === device && seriesLabel(r) === label && r.latest != null);
+    const sign = rows.length && rows[0].better === "smaller" ? 1 : -1;
+    rows.sort((a, b) => sign * (a.latest - b.latest) || a.backend.localeCompare(b.backend));
+    const top = Math.max(...rows.map((r) => Math.max(r.latest, r.iqr ? r.iqr[1] : 0)), 0) || 1;
+    const pctOf = (v) => `${(100 * v / top).toFixed(2)}%`;
+    $("backends-table").querySelector("tbody").replaceChildren(...rows.map((r) => {
+      const bar = el("div", { class: "bar-box" }, el("span", { class: "bar", "data-status": r.status }));
+      bar.firstChild.style.width = pctOf(r.latest);
+      if (r.iqr) {
+        const w = el("span", { class: "whisker" });
+        w.style.left = pctOf(r.iqr[0]);
+        w.style.width = pctOf(r.iqr[1] - r.iqr[0]);
+        bar.append(w);
+      }
+      return el("tr", null,
+        el("td", { class: "label" }, r.backend),
+        el("td", { class: "num" }, `${r.latest_text} ${r.unit}`),
+        el("td", { class: "num" }, r.spread == null ? "—" : `${(100 * r.spread).toFixed(1)}%`),
+        el("td", { class: "bar-cell" }, bar),
+        el("td", null, el("span", { class: "badge", "data-status": r.status }, r.status)));
+    }));
   }
 
   // -- start -------------------------------------------------------------
@@ -608,6 +708,12 @@
     STATUS_COLOUR = data.palette || {};
     state.runs = data.runs || [];
     state.rows = data.series || [];
+    state.envs = data.envs || [];
+    state.envChanges = data.env_changes || [];
+    for (const r of state.rows) r.metric = r.metric || "throughput";  // sites before issue 13
+    if (state.rows.some((r) => r.metric === "throughput") && state.rows.some((r) => r.metric !== "throughput")) {
+      state.filters.metric = "throughput";
+    }
     $("meta").textContent = metaLine(data);
     buildHeader();
     buildFilters();
@@ -621,6 +727,7 @@
     // Charts after the table has painted: the table is what people come for.
     requestAnimationFrame(() => setTimeout(() => {
       buildOverview();
+      buildBackends();
       openFromHash();
       window.addEventListener("hashchange", openFromHash);  // a pasted link on an open page
       window.addEventListener("resize", onResize);
