@@ -352,3 +352,20 @@ def test_after_timed_training_the_loss_is_finite_and_accuracy_still_passes():
     assert verify.timed_train(0.3, 0.95).passed
     assert "loss is nan" in verify.timed_train(float("nan"), 0.95).message
     assert "held-out accuracy 0.500" in verify.timed_train(0.3, 0.5).message
+
+
+# -- what bench run prints -----------------------------------------------------
+
+def test_the_summary_flags_an_unstable_result_pyperf_style():
+    from bench.measure.summary import summary_table
+    from tests.helpers import make_record, ok
+
+    r = dict(ok("mlp", "predict", 1000.0), workers=[{"value": 1000.0, "samples": [1000.0], "status": "ok",
+                                                     "disturbed": False}] * 3,
+             disturbed_workers=1, failed_workers=0, unstable=True,
+             unstable_why="the workers spread ±30.0% around the headline (over ±10%)")
+    text = summary_table([make_record([r], backend="jax")])
+    assert "3 workers, 1 disturbed (rerun), may be unstable" in text
+    assert text.splitlines()[-1] == (
+        "WARNING: jax mlp predict: the result may be unstable: the workers spread ±30.0% around the headline "
+        "(over ±10%); rerun on a quieter machine (bench check) or with more --workers")

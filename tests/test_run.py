@@ -179,7 +179,8 @@ def test_install_log_errors_name_the_file(tmp_path):
 def test_run_writes_a_valid_record_even_when_every_child_crashes(tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
     monkeypatch.setattr(runner, "spawn", lambda job, echo=False: runner.Outcome(-signal.SIGSEGV, False, 1.0, "boom"))
-    code = cli.main(["run", "--backend", "jax,openvino", "--models", "cnn", "mlp", "--out", str(tmp_path)])
+    code = cli.main(["run", "--protocol", "1", "--backend", "jax,openvino", "--models", "cnn", "mlp",
+                     "--modes", "train,predict", "--out", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0
     paths = out.split()
@@ -237,9 +238,38 @@ def test_each_child_gets_the_device_env_and_the_quick_protocol(tmp_path, monkeyp
         return runner.Outcome(None, True, 1.0)
 
     monkeypatch.setattr(runner, "spawn", spawn)
-    assert cli.main(["run", "--backend", "mlx", "--quick", "--timeout", "7", "--modes", "predict",
-                     "--out", str(tmp_path)]) == 0
+    assert cli.main(["run", "--protocol", "1", "--backend", "mlx", "--quick", "--timeout", "7",
+                     "--modes", "predict", "--out", str(tmp_path)]) == 0
     assert [(j.spec.model, j.spec.mode, j.timeout) for j in seen] == [("cnn", "predict", 7.0), ("mlp", "predict", 7.0)]
     assert all(j.spec.env == {"BENCH_MLX_DEVICE": "cpu"} for j in seen)  # devices.local-cpu.env
     assert (seen[0].spec.repeats, seen[0].spec.min_repeat_seconds) == (3, 0.25)
     assert seen[1].spec.batch_size == 256
+
+
+def test_protocol_2_runs_fake_workers_and_records_the_protocol(tmp_path, monkeypatch, capsys):
+    from bench.measure import pool
+
+    monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
+    calls = []
+
+    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False):
+        calls.append((task.worker, [(s.model, s.mode, s.steps) for s in specs], timeout, cpus))
+        events = []
+        for s in specs:
+            events.append({"start": [s.model, s.mode]})
+            events.append({"done": [s.model, s.mode], "payload": {"result": dict(
+                ok(s.model, s.mode, 100.0 + task.worker), steps_per_call=s.steps or 9), "environment": {}}})
+        return pool.WorkerOutcome(0, False, 1.0, tuple(events), timeout=timeout)
+
+    monkeypatch.setattr(pool, "spawn_worker", spawn_worker)
+    assert cli.main(["run", "--backend", "jax", "--quick", "--timeout", "7", "--models", "mlp",
+                     "--modes", "train,predict", "--out", str(tmp_path)]) == 0
+    assert calls == [(0, [("mlp", "train", None), ("mlp", "predict", None)], 7.0, None),
+                     (1, [("mlp", "predict", 9), ("mlp", "train", 9)], 7.0, None),
+                     (2, [("mlp", "train", 9), ("mlp", "predict", 9)], 7.0, None)]  # harness.quick_workers
+    rec = record.load(next(tmp_path.glob("*.json")))
+    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 2}
+    assert [(r.model, r.mode, r.value) for r in rec.results] == [("mlp", "train", 101.0), ("mlp", "predict", 101.0)]
+    assert [w["value"] for w in rec.data["results"][0]["workers"]] == [100.0, 101.0, 102.0]
+    assert rec.environment["check"] and "threads" in rec.environment
+    assert "jax/local-cpu worker 3 mlp predict: 102" in capsys.readouterr().err

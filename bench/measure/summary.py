@@ -59,7 +59,7 @@ def summary_table(records: Iterable[RunRecord]) -> str:
         for r in rec.data["results"]:
             ok = r["status"] == "ok"
             err = r.get("error") or {}
-            note = "" if ok else f"{err.get('kind', '')}: {err.get('message', '')}"
+            note = (_workers_note(r) if ok else f"{err.get('kind', '')}: {err.get('message', '')}")
             rows.append((rec.backend, rec.device, r["model"], r["mode"], r["status"],
                          value_text(r) if ok else "—", spread_of(r) if ok else "",
                          note[:70]))
@@ -68,4 +68,30 @@ def summary_table(records: Iterable[RunRecord]) -> str:
         return c.rjust(widths[i]) if i == 5 else c.ljust(widths[i])  # numbers right-aligned
 
     lines = ["  ".join(cell(i, c) for i, c in enumerate(row)).rstrip() for row in [head, *rows]]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + "".join(unstable_warnings(records))
+
+
+def _workers_note(r: dict) -> str:
+    """Protocol 2: '5 workers, 1 disturbed (rerun), may be unstable'."""
+    if "workers" not in r:
+        return ""
+    parts = [f"{len(r['workers'])} workers"]
+    if r.get("disturbed_workers"):
+        parts.append(f"{r['disturbed_workers']} disturbed (rerun)")
+    if r.get("failed_workers"):
+        parts.append(f"{r['failed_workers']} failed")
+    if r.get("unstable"):
+        parts.append("may be unstable")
+    return ", ".join(parts)
+
+
+def unstable_warnings(records: Iterable[RunRecord]) -> str:
+    """pyperf-style lines under the table, one per unstable result, saying why."""
+    out = []
+    for rec in records:
+        for r in rec.data["results"]:
+            if r.get("status") == "ok" and r.get("unstable"):
+                out.append(f"WARNING: {rec.backend} {r['model']} {r['mode']}: the result may be unstable: "
+                           f"{r.get('unstable_why', 'its workers disagree')}; rerun on a quieter machine "
+                           f"(bench check) or with more --workers\n")
+    return ("\n" + "".join(out)) if out else ""
