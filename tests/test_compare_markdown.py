@@ -73,7 +73,7 @@ Head against the last 7 nights of data. A change is called when the medians diff
 <details><summary>Rules (9)</summary>
 
 1. dips: a repeat, night or base run more than 10% and 5 robust sigmas worse than its group's median is left out first (a disturbed machine, not Keras)
-2. values: the head's repeats are tested against one value per night or base run; when there are too few of those for the test to ever reach p < 0.01, every base repeat stands in; when even that cannot (3 repeats against 3: the smallest p is 0.1), nothing can be called
+2. values: the head's repeats are tested against one value per night or base run; when there are fewer than 3 of those, or too few for the test to ever reach p < 0.01, every base repeat stands in; when even that cannot (3 repeats against 3: the smallest p is 0.1), nothing can be called
 3. size: the medians must differ by at least 3%
 4. test: p < 0.01 in a two-sided Mann-Whitney U test of the head's repeats against those values
 5. ordinary run: given 3 or more nights or base runs, p < 0.01 also in a t test of the head's median as one more of them (log scale): a run's repeats share its night, so only runs show the run-to-run spread

@@ -162,3 +162,17 @@ def test_prediction_critical_matches_the_prediction_test():
     centre = sum(math.log(v) for v in runs) / 5
     assert stats.prediction_p_value(math.exp(centre + crit), runs) == pytest.approx(0.01)
     assert stats.prediction_critical([100.0], 0.01) == math.inf
+
+
+def test_u_critical_scale_beyond_the_candidates_bisects_the_factor(monkeypatch):
+    rng = random.Random(9)
+    head = [rng.gauss(1.0, 0.02) for _ in range(30)]
+    base = [rng.gauss(1.0, 0.02) for _ in range(40)]
+    exact = stats.u_critical_scale(head, base, 0.01, down=True)  # from the critical U
+    assert stats.mann_whitney_p([v * exact for v in head], base) < 0.01
+    assert stats.mann_whitney_p([v * exact * 1.0005 for v in head], base) >= 0.01
+    monkeypatch.setattr(stats, "EXACT_MAX_PAIRS", 100)  # the normal approximation: bisect the ratios
+    among_ratios = stats.u_critical_scale(head, base, 0.01, down=True)
+    monkeypatch.setattr(stats, "CANDIDATES_MAX", 100)  # too many pairs: bisect the factor itself
+    assert stats.u_critical_scale(head, base, 0.01, down=True) == pytest.approx(among_ratios, rel=2e-6)
+    assert among_ratios == pytest.approx(exact, rel=0.01)

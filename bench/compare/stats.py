@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from statistics import median
 from typing import Sequence
 
@@ -37,6 +38,10 @@ from scipy import special, stats as sps
 # Above this many pairs the normal approximation is used: it is then accurate
 # to well below alpha, and the exact distribution grows as n*m.
 EXACT_MAX_PAIRS = 2500
+# Up to this many (head, base) pairs the U test's critical scale is found
+# among the exact crossing points (their ratios, 8 bytes each); beyond, by
+# bisection of the factor itself.
+CANDIDATES_MAX = 1_000_000
 # Enough resamples that a 99 % interval's tails rest on 20 draws each.
 BOOTSTRAP_RESAMPLES = 4000
 BOOTSTRAP_SEED = 20261201
@@ -218,27 +223,64 @@ def u_critical_scale(x: Sequence[float], y: Sequence[float], alpha: float, down:
     """The factor nearest 1 by which x must be scaled (down when `down`, else
     up) for the U test of x against y to reach p < alpha; None when no factor
     can (min_p_value(n, m) >= alpha). U changes only where a scaled x_i
-    passes a y_j, so only those ratios y_j / x_i are candidates; all are
-    tested in one vectorized call."""
+    passes a y_j, at the ratios y_j / x_i: for the exact test without ties
+    the crossing is the ratio at the critical U (_critical_u, cached per
+    n, m); otherwise p only falls as x moves away, so it is bisected over
+    those ratios or, beyond CANDIDATES_MAX pairs, over the factor itself (to
+    1e-6): memory and time stay bounded for 1000 latency calls too."""
     n, m = len(x), len(y)
     if min_p_value(n, m) >= alpha:
         return None
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    ratios = np.unique(ys[None, :] / xs[:, None])
-    nudge = 1.0 - 1e-9 if down else 1.0 + 1e-9  # just past the crossing
-    factors = ratios * nudge
-    factors = factors[factors < 1.0] if down else factors[factors > 1.0]
-    factors = np.sort(factors)[::-1] if down else np.sort(factors)
-    if factors.size == 0:
-        return 1.0  # already beyond every base value: as far as it goes
-    method = "exact" if n * m <= EXACT_MAX_PAIRS else "asymptotic"
-    p = sps.mannwhitneyu(factors[:, None] * xs[None, :], np.broadcast_to(ys, (factors.size, m)),
-                         alternative="two-sided", method=method, axis=1).pvalue
-    hits = np.nonzero(np.asarray(p) < alpha)[0]
-    if hits.size == 0:
-        # beyond the last crossing every x is past every y: complete separation
-        return float(factors[-1]) if min_p_value(n, m) < alpha else None
-    return float(factors[hits[0]])
+    step = 1.0 - 1e-9 if down else 1.0 + 1e-9  # just past a crossing
+
+    def called(f: float) -> bool:
+        return mann_whitney_p(xs * f, ys) < alpha
+
+    # Beyond this factor every x lies past every y: complete separation.
+    far = (ys.min() / xs.max() if down else ys.max() / xs.min()) * step
+    if (far >= 1.0) if down else (far <= 1.0):
+        return 1.0  # already separated
+    if n * m <= EXACT_MAX_PAIRS and len(set(x) | set(y)) == n + m:
+        # Exact test, no ties: p depends on U alone, and U(f) counts the
+        # ratios y_j / x_i below f (down): the crossing is the ratio at the
+        # critical U, which depends only on (n, m, alpha) and is cached.
+        ratios = np.sort((ys[None, :] / xs[:, None]).ravel())
+        u = _critical_u(n, m, alpha)
+        return float(ratios[u] * step if down else ratios[n * m - 1 - u] * step)
+    if not called(far):
+        return None  # ties keep even complete separation above alpha
+    if n * m <= CANDIDATES_MAX:
+        ratios = np.unique(ys[None, :] / xs[:, None]) * step
+        factors = np.sort(ratios[ratios < 1.0])[::-1] if down else np.sort(ratios[ratios > 1.0])
+        lo, hi = 0, len(factors) - 1  # factors[hi] is called (it is `far` or nearer)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            lo, hi = (lo, mid) if called(float(factors[mid])) else (mid + 1, hi)
+        return float(factors[hi])
+    near, outer = 1.0, float(far)  # called at `outer`, not known at `near`
+    while abs(math.log(outer / near)) > 1e-6:
+        mid = math.sqrt(near * outer)
+        near, outer = (near, mid) if called(mid) else (mid, outer)
+    return outer
+
+
+@lru_cache(maxsize=1024)
+def _critical_u(n: int, m: int, alpha: float) -> int:
+    """The largest U (of n against m values, no ties) whose exact two-sided
+    p is below alpha, found by bisection over made-up groups with that U:
+    y = 0..m-1 and each x_i just above c_i of them (sum c_i = U)."""
+    def p_of(u: int) -> float:
+        counts = [m] * (u // m) + ([u % m] if u % m else [])
+        counts += [0] * (n - len(counts))
+        x = [c - 0.5 + 1e-6 * i for i, c in enumerate(counts)]
+        return float(sps.mannwhitneyu(x, list(range(m)), alternative="two-sided", method="exact").pvalue)
+
+    lo, hi = 0, n * m // 2  # p(0) < alpha (the caller checked min_p_value); p(n*m/2) is 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if p_of(mid) < alpha else (lo, mid - 1)
+    return lo
 
 
 def _mwu(x: Sequence[float], y: Sequence[float]):

@@ -50,8 +50,8 @@ MIN_RUNS_FOR_SPREAD = 3
 RULES = (
     "dips: a repeat, night or base run more than {depth:.0%} and {sigmas:g} robust sigmas worse than "
     "its group's median is left out first (a disturbed machine, not Keras)",
-    "values: the head's repeats are tested against one value per night or base run; when there are too few "
-    "of those for the test to ever reach p < {alpha}, every base repeat stands in; when even that cannot "
+    "values: the head's repeats are tested against one value per night or base run; when there are fewer than 3 "
+    "of those, or too few for the test to ever reach p < {alpha}, every base repeat stands in; when even that cannot "
     "(3 repeats against 3: the smallest p is 0.1), nothing can be called",
     "size: the medians must differ by at least {min_change}",
     "test: p < {alpha} in a two-sided Mann-Whitney U test of the head's repeats against those values",
@@ -216,17 +216,20 @@ def _row(key: SeriesKey, base: BaseEntry | None, h: HeadEntry, s: Compare) -> Ro
 
 def _detectable(samples, values, runs, c: Comparison, down: bool, s: Compare) -> float | None:
     """The smallest slowdown (a fraction) every rule would pass, for these
-    values and this noise: the head scaled until each rule is met. Scaling
-    the head by k scales its median, and (the bootstrap being seeded) its
-    interval, by exactly k; the U test changes only where a head value
-    passes a base value (stats.u_critical_scale); the prediction test is a
-    fixed distance on the log scale. None when the U test never can."""
-    k_u = u_critical_scale(samples, values, s.alpha, down)
-    if k_u is None:
+    values and this noise: the head's values scaled until each rule is met
+    (in ratio of the medians). Scaling the head by k scales its median, and
+    (the bootstrap being seeded) its interval, by exactly k; the U test is
+    bisected (stats.u_critical_scale); the prediction test is a fixed
+    distance on the log scale. None when the U test never can."""
+    # The head as if it had not moved (its median on the base's): how far
+    # must it move for the U test? That depends on the noise, not the change.
+    level = c.base / c.head
+    r_u = u_critical_scale([v * level for v in samples], values, s.alpha, down)
+    if r_u is None:
         return None
     ratio = c.head / c.base
     lo, hi = c.interval
-    targets = [k_u * ratio, ratio / (1.0 + (hi if down else lo)),
+    targets = [r_u, ratio / (1.0 + (hi if down else lo)),
                (1.0 - s.min_change) if down else (1.0 + s.min_change)]
     if runs is not None:
         crit = prediction_critical(runs, s.alpha)
@@ -303,8 +306,10 @@ def _test_values(base: BaseEntry, runs: tuple[float, ...], run_dips: int, head_n
     """(values, basis, dips left out) for the U test. One value per night or
     run: the honest run-to-run spread; but with too few of them (after dips)
     no test could ever reach alpha (7 repeats against 3 nights: p >= 0.017),
-    so then every repeat sample stands in."""
-    if min_p_value(head_n, len(runs)) <= alpha:
+    so then every repeat sample stands in; so too with fewer than
+    MIN_RUNS_FOR_SPREAD runs (1000 latency calls against one base value
+    would test where that one value falls, not a change)."""
+    if len(runs) >= MIN_RUNS_FOR_SPREAD and min_p_value(head_n, len(runs)) <= alpha:
         return runs, "nights" if base.kind == NIGHTS else "runs", run_dips
     samples, dips = drop_dips(base.samples, base.better)
     return samples, "samples", dips
