@@ -43,8 +43,9 @@ def assert_ok(result, min_samples=3):
     pytest.param("mlx", marks=needs("mlx", "keras_mlx")),
 ])
 def test_quick_run_gives_four_ok_results(backend, tmp_path):
-    (rec,), err = bench_run(tmp_path, "--backend", backend, "--quick")
+    (rec,), err = bench_run(tmp_path, "--backend", backend, "--quick", "--workers", "2", "--modes", "train,predict")
     assert (rec.backend, rec.device) == (backend, "local-cpu")
+    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 2}
     assert [(r.model, r.mode) for r in rec.results] == [
         ("cnn", "train"), ("cnn", "predict"), ("mlp", "train"), ("mlp", "predict")]
     for r in rec.results:
@@ -53,10 +54,13 @@ def test_quick_run_gives_four_ok_results(backend, tmp_path):
     assert raw["cnn", "train"]["quality"]["held_out_accuracy"] >= 0.9
     assert raw["mlp", "predict"]["quality"]["max_logit_diff"] < 0.1
     assert raw["cnn", "train"]["compile_seconds"] > 0
+    for r in raw.values():  # protocol 2: every worker did the first worker's fixed work, checked after timing
+        assert len(r["workers"]) >= 2 and len({w["steps_per_call"] for w in r["workers"]}) == 1
+        assert r["quality"]["timed"]["check"] in ("timed_train", "timed_predict") and r["setup_seconds"] >= 0
     env = rec.environment
     assert env["keras_version"] and env["backend_versions"]["keras-nightly"]
     assert env["accelerator"]["kind"] == "cpu" and env["accelerator"]["device"]
-    assert "[4/4]" in err and "BACKEND" in err
+    assert "worker 2" in err and "BACKEND" in err
     if backend == "mlx":  # local-cpu's env in benchmarks.yaml reaches the child
         assert env["settings"] == {"BENCH_MLX_DEVICE": "cpu", "mlx_device": "cpu"}
         assert env["accelerator"]["device"].startswith("Device(cpu")
@@ -65,7 +69,7 @@ def test_quick_run_gives_four_ok_results(backend, tmp_path):
 @pytest.mark.slow
 @needs("openvino", "keras_openvino")
 def test_openvino_predicts_both_models_and_cannot_train(tmp_path):
-    (rec,), _ = bench_run(tmp_path, "--backend", "openvino", "--quick")
+    (rec,), _ = bench_run(tmp_path, "--backend", "openvino", "--quick", "--workers", "2", "--modes", "train,predict")
     by = {(r.model, r.mode): r for r in rec.results}
     for model in ("cnn", "mlp"):
         assert_ok(by[model, "predict"])
@@ -85,7 +89,7 @@ def test_a_one_second_timeout_is_recorded_as_timeout(tmp_path):
 
 @pytest.mark.skipif(importlib.util.find_spec("tensorflow") is not None, reason="tensorflow is installed here")
 def test_a_missing_backend_is_recorded_as_install_failures(tmp_path):
-    (rec,), _ = bench_run(tmp_path, "--backend", "tensorflow")
+    (rec,), _ = bench_run(tmp_path, "--backend", "tensorflow", "--modes", "train,predict")
     assert len(rec.results) == 4
     for r in rec.results:
         assert (r.status, r.error.kind) == ("failed", "install")
