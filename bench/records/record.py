@@ -3,7 +3,7 @@
 One file per (run, attempt, device, backend); written once, never edited.
 
 Format history (``schema_version``):
-  1 (2026-12): run, target, environment, results (../shared/schema/run.schema.json).
+  1 (2026-12): run, target, environment, results (bench/records/schema/run.schema.json; docs/DESIGN.md).
      Readers accept extra fields everywhere.
 
 Any change to the contract bumps SCHEMA_VERSION and keeps reading version 1.
@@ -49,13 +49,22 @@ def _validator():
 
 @lru_cache(maxsize=1)
 def _fast_check():
-    """The schema compiled to Python (bench.records.fastschema): accepts exactly what
-    jsonschema accepts, ~70x faster (8 us vs 560 us a record); None when the
-    schema is beyond it."""
-    from bench.records.fastschema import compile_schema
+    """The schema compiled by fastjsonschema, as a predicate: True means valid
+    (it never accepts what jsonschema refuses: tests/test_report_fastschema.py);
+    False sends the record to jsonschema, the judge, which also words the error.
+    Measured by scripts/bench_schema_check.py (README, "Measuring honestly")."""
+    import fastjsonschema
 
-    v = _validator()
-    return compile_schema(v.schema, v.format_checker)
+    compiled = fastjsonschema.compile(_validator().schema, use_default=False)
+
+    def check(data: Any) -> bool:
+        try:
+            compiled(data)
+        except fastjsonschema.JsonSchemaException:
+            return False
+        return True
+
+    return check
 
 
 def parse_time(text: str, where: str = "time") -> datetime:
@@ -104,10 +113,9 @@ def validate(data: Any, source: str = "record") -> None:
             f"{source}: schema_version {version} is newer than this bench reads "
             f"({', '.join(map(str, sorted(READABLE_VERSIONS)))}); update bench to read it"
         )
-    fast = _fast_check()
-    # Full jsonschema runs only when the compiled check refuses (or is
-    # unavailable): it words the error, and it stays the final judge.
-    errors = [] if fast is not None and fast(data) else sorted(
+    # Full jsonschema runs only when the fast check refuses: it words the
+    # error, and it stays the final judge.
+    errors = [] if _fast_check()(data) else sorted(
         _validator().iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:
         e = errors[0]
@@ -297,25 +305,34 @@ def parse_json(text: str, source: str = "record", object_pairs_hook=None) -> Any
         raise RecordError(f"{source}: JSON nested too deeply to read; expected a run record (a few levels)") from None
     except ValueError as e:  # int() past sys.get_int_max_str_digits()
         raise RecordError(f"{source}: not valid JSON ({' '.join(str(e).split())[:160]})") from None
-    # The walk only when a non-finite number can be there: it costs more than the parse.
+    # The walks only when the text can hold the problem: they cost more than the parse.
     if constants or _BIG_EXPONENT.search(text):
-        where = _non_finite(data, "")
+        where = _first(data, "", lambda v: isinstance(v, float) and not math.isfinite(v))
         if where is not None:
             raise RecordError(f"{source}: field {where[0] or '(top level)'} is {where[1]!r}; expected a finite "
                               "number (JSON has no NaN or Infinity)")
+    if _SURROGATE_ESCAPE.search(text):  # a lone "\ud800" decodes, then no output can encode it
+        where = _first(data, "", lambda v: isinstance(v, str) and _LONE_SURROGATE.search(v) is not None)
+        if where is not None:
+            raise RecordError(f"{source}: field {where[0] or '(a key)'} holds a lone UTF-16 surrogate "
+                              f"({ascii(_LONE_SURROGATE.search(where[1]).group())}); expected valid Unicode text")
     return data
 
 
 _BIG_EXPONENT = re.compile(r"[eE]\+?[0-9]{3}")  # 1e308 and beyond may overflow to inf
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def _non_finite(value: Any, where: str) -> tuple[str, float] | None:
-    """(field path, value) of the first NaN or infinite number in `value`."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else (where, value)
+def _first(value: Any, where: str, bad) -> tuple[str, Any] | None:
+    """(field path, value) of the first scalar or key in `value` that is `bad`."""
+    if bad(value):
+        return where, value
     items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     for k, v in items:
-        found = _non_finite(v, f"{where}[{k}]" if isinstance(k, int) else (f"{where}.{k}" if where else k))
+        if isinstance(k, str) and bad(k):
+            return where, k
+        found = _first(v, f"{where}[{k}]" if isinstance(k, int) else (f"{where}.{k}" if where else k), bad)
         if found:
             return found
     return None
