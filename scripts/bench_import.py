@@ -1,6 +1,6 @@
 """How long `python -m bench import-gab` takes on the largest real history.
 
-Imports the biggest file of ../shared/realhist/ (or --file) into a fresh
+Imports the biggest file of tests/fixtures/realhist/ (or --file) into a fresh
 folder with a fresh process (imports, parsing, validation, writing every
 record), then reads it back with `bench report --format json`. Wall-clock,
 best and median of --repeats (the machine is shared).
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-REALHIST = ROOT.parent / "shared" / "realhist"
+REALHIST = ROOT / "tests" / "fixtures" / "realhist"
 
 
 def timed(cmd: list[str]) -> float:
@@ -30,7 +30,7 @@ def timed(cmd: list[str]) -> float:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--file", type=Path, help="a data.js (default: the largest in ../shared/realhist)")
+    ap.add_argument("--file", type=Path, help="a data.js (default: the largest in tests/fixtures/realhist)")
     ap.add_argument("--repeats", type=int, default=3)
     args = ap.parse_args()
     source = args.file or max(REALHIST.glob("*.js"), key=lambda f: f.stat().st_size)

@@ -1,7 +1,7 @@
 """Accuracy of the status logic on the labelled corpus, and (optionally) how
 many real github-action-benchmark series it would flag.
 
-    .venv/bin/python scripts/corpus_accuracy.py [--realhist ../shared/realhist] [--seeds 1-8]
+    .venv/bin/python scripts/corpus_accuracy.py [--realhist tests/fixtures/realhist] [--seeds 1-8]
 
 Corpus: tests/corpus/series.json (made-up series, each with the status it
 must get; see tests/corpus/generate.py; the real-flat, noisier-step and

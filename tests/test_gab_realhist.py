@@ -1,4 +1,5 @@
-"""Real github-action-benchmark histories (../shared/realhist/) import whole and report.
+"""Real github-action-benchmark histories (tests/fixtures/realhist/, sources in its
+README) import whole and report.
 
 The expected counts are taken from each source file independently of
 bench.present.gab: entries, benches (every bench of every entry), the benches whose
@@ -19,8 +20,8 @@ from bench import cli
 from bench.records.history import load_history
 from bench.analyse.series import build_series
 
-REALHIST = Path(__file__).resolve().parents[2] / "shared" / "realhist"
-FILES = sorted(REALHIST.glob("*.js")) if REALHIST.is_dir() else []
+REALHIST = Path(__file__).resolve().parent / "fixtures" / "realhist"
+FILES = sorted(REALHIST.glob("*.js"))
 
 
 def source_counts(path: Path) -> dict:
@@ -42,7 +43,13 @@ def source_counts(path: Path) -> dict:
             "units": units}
 
 
-@pytest.mark.skipif(not FILES, reason=f"no real histories at {REALHIST}")
+def test_the_fixture_has_the_real_oddities():
+    counts = [source_counts(f) for f in FILES]
+    assert len(FILES) == 3
+    assert any(c["bad"] for c in counts)  # values that are not positive numbers
+    assert any(len(u) > 1 for c in counts for u in c["units"].values())  # a unit change
+
+
 @pytest.mark.parametrize("path", FILES, ids=[f.name for f in FILES])
 def test_real_history_imports_whole_and_reports(path, tmp_path, capsys):
     want = source_counts(path)
