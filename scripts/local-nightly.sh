@@ -40,6 +40,6 @@ echo "== bench report (.local/data)" >&2
 "$PY" -m bench report --data .local/data --format markdown
 cat >&2 <<MSG
 
-Dashboard: $(pwd)/.local/site/index.html
-  view it:  $PY -m bench serve .local/site   (then open http://127.0.0.1:8000/)
+Dashboard: $(pwd)/.local/site/index.html   (open it in a browser, straight from disk)
+  or serve it:  .venv/bin/bench serve .local/site   (then open http://127.0.0.1:8000/)
 MSG
