@@ -142,10 +142,13 @@ def compare_files(base: Path, head: Path) -> tuple[str, dict]:
     return rows[0]["verdict"], rows[0]
 
 
-def measured_pairs(folder: Path) -> tuple[list[tuple[float, float]], int]:
-    """Every (A worker, B worker) figure of mlp/train in the case's runs, and workers per run."""
+def measured_pairs(folder: Path, include_disturbed: bool = False) -> tuple[list[tuple[float, float]], int]:
+    """Every (A worker, B worker) figure of mlp/train in the case's runs (first
+    round, as bench compare pairs them), and workers per run. With
+    include_disturbed, pairs whose workers were flagged disturbed count too
+    (a machine so busy that every worker is flagged leaves nothing else)."""
     pairs, per_run = [], 0
-    for run in sorted(p for p in folder.iterdir() if p.is_dir()):
+    for run in sorted(p for p in folder.iterdir() if p.is_dir()) if folder.is_dir() else ():
         found = sides(run)
         if set(found) != {"a", "b"}:
             continue
@@ -153,6 +156,8 @@ def measured_pairs(folder: Path) -> tuple[list[tuple[float, float]], int]:
         for s, path in found.items():
             data = json.loads(path.read_text())
             raw = [r for r in data["results"] if (r["model"], r["mode"]) == (MODEL, MODE)]
+            if raw and include_disturbed:
+                raw = [{**raw[0], "workers": [{**w, "disturbed": False} for w in raw[0].get("workers", [])]}]
             workers[s] = worker_values(raw[0]) if raw else ()
         run_pairs = [(x, y) for x, y in zip(workers["a"], workers["b"]) if x and y]
         pairs += run_pairs
@@ -165,7 +170,7 @@ def simulate(a) -> int:
     rng = random.Random(a.seed)
     key = ("jax", "local-cpu", MODEL, MODE)
     for case in CASES:
-        pairs, workers = measured_pairs(Path(a.records) / case)
+        pairs, workers = measured_pairs(Path(a.records) / case, a.include_disturbed)
         if not pairs:
             print(f"{case}: no measured A/B runs under {Path(a.records) / case}; run `real` first")
             continue
@@ -206,6 +211,8 @@ def main() -> int:
     s.add_argument("--trials", type=int, default=20)
     s.add_argument("--workers", type=int, default=None, help="pairs per simulated run (default: as measured)")
     s.add_argument("--seed", type=int, default=1)
+    s.add_argument("--include-disturbed", action="store_true",
+                   help="draw from pairs with a worker flagged disturbed too (say so when reporting)")
     a = p.parse_args()
     return real(a) if a.how == "real" else simulate(a)
 

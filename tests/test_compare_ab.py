@@ -154,3 +154,13 @@ def test_sensitivity_simulation_draws_runs_from_measured_pairs(tmp_path, capsys,
     assert out[0].startswith("identical: {'unchanged': 20} of 20 simulated runs of 5 worker pairs, drawn from "
                              "16 measured pairs")
     assert out[1].startswith("wider: {'slower': 20} of 20 simulated runs of 5 worker pairs")
+
+
+def test_reruns_pair_with_nothing_and_keep_the_round_order():
+    head = side("b", 0.95)
+    data = json.loads(head.to_json())
+    workers = data["results"][0]["workers"]
+    workers[1]["disturbed"] = True
+    workers.append({**workers[1], "disturbed": False, "rerun": True})  # run again at the end
+    row = row_of(side("a", 1.0), RunRecord.from_dict(data, "b.json"))
+    assert (row.verdict, row.basis, row.head_n, row.pairs_left_out) == ("slower", "pairs", 7, 1)

@@ -38,13 +38,15 @@ def ab_side(record_data: Mapping[str, Any]) -> tuple[str, str] | None:
 
 
 def worker_values(result: Mapping[str, Any]) -> tuple[float | None, ...]:
-    """Each worker's figure in order, None for a worker that failed, was
-    disturbed or has no usable value (it pairs with nothing); () without a
-    workers list."""
+    """Each first-round worker's figure in run order, None for one that
+    failed, was disturbed or has no usable value (it pairs with nothing);
+    () without a workers list. Reruns (`rerun: true`, run once at the end
+    for a disturbed worker) are left out: they ran back to back with no
+    worker of the other side, so they pair with nothing either."""
     workers = result.get("workers")
     if not isinstance(workers, list):
         return ()
-    return tuple(_worker_value(w) for w in workers)
+    return tuple(_worker_value(w) for w in workers if not (isinstance(w, Mapping) and w.get("rerun") is True))
 
 
 def metric_values(result: Mapping[str, Any]) -> dict[str, tuple[float, str]]:
