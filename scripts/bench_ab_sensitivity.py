@@ -118,7 +118,8 @@ def real(a) -> int:
                 t0 = time.perf_counter()
                 cmd = [sys.executable, "-m", "bench", "run", "--ab", sys.executable, str(b_python),
                        "--backend", a.backend, "--device", a.device, "--models", MODEL, "--modes", MODE,
-                       "--out", str(folder)] + (["--quick"] if a.quick else [])
+                       "--out", str(folder)] + (["--quick"] if a.quick else []) + (
+                       ["--workers", str(a.workers)] if a.workers else [])
                 run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
                 found = sides(folder) if folder.is_dir() else {}
                 if run.returncode != 0 or set(found) != {"a", "b"}:
@@ -175,6 +176,10 @@ def simulate(a) -> int:
             print(f"{case}: no measured A/B runs under {Path(a.records) / case}; run `real` first")
             continue
         workers = a.workers or workers
+        if len(pairs) < 2 * workers:
+            print(f"{case}: only {len(pairs)} measured pairs; at least {2 * workers} needed to draw "
+                  f"runs of {workers} pairs from (run `real` more often)")
+            continue
         found = {}
         for _ in range(a.trials):
             drawn = [rng.choice(pairs) for _ in range(workers)]
@@ -206,6 +211,7 @@ def main() -> int:
     r.add_argument("--backend", default="jax")
     r.add_argument("--device", default="local-cpu")
     r.add_argument("--quick", action="store_true")
+    r.add_argument("--workers", type=int, default=None, help="worker processes per side (bench run --workers)")
     s = sub.add_parser("simulate", help="draw A/B runs from the measured worker pairs")
     s.add_argument("--records", default=".local/ab-sens")
     s.add_argument("--trials", type=int, default=20)
