@@ -20,7 +20,7 @@ from typing import Any, Mapping
 
 import yaml
 
-from bench.errors import BenchError
+from bench.errors import BenchError, read_text
 
 CONFIG_VERSION = 1
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -144,10 +144,9 @@ class Config:
 def load(path: str | Path | None = None) -> Config:
     """Read and validate benchmarks.yaml (`default_path()` when `path` is None)."""
     path = Path(path) if path is not None else default_path()
+    text = read_text(path, ConfigError)
     try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+        raw = yaml.safe_load(text)
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from None
     return parse(raw, path)

@@ -12,6 +12,8 @@ their old builtin bases (ValueError, RuntimeError) so existing handlers hold.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 EXIT_OK = 0
 EXIT_NO = 1
 EXIT_BAD_INPUT = 2
@@ -29,3 +31,14 @@ class BenchError(Exception):
 
 class UsageError(BenchError, ValueError):
     """A command-line flag has a bad value (the message names the flag)."""
+
+
+def read_text(path: "str | Path", error: type[BenchError] = BenchError) -> str:
+    """The UTF-8 text of `path`, or `error` naming the file in one line (no
+    traceback): the one way bench reads a user's file (record, config, history)."""
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise error(f"{path}: cannot read: {e.strerror}") from None
+    except UnicodeDecodeError:
+        raise error(f"{path}: not UTF-8 text") from None

@@ -27,6 +27,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
+from bench.errors import read_text
 from bench.records.newest import newness
 from bench.records.record import RecordError, RunRecord, format_time, safe
 from bench.present.format import format_value
@@ -168,10 +169,7 @@ def _extra(rec: RunRecord) -> str:
 def read_history(path: str | Path) -> GabHistory:
     """Parse a gab data.js or its plain-JSON form; GabError names file and field."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise GabError(f"{path}: cannot read: {e.strerror}") from None
+    text = read_text(path, GabError)
     body = _PREFIX.sub("", text, count=1).rstrip().rstrip(";")
     try:
         data = json.loads(body)

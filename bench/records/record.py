@@ -20,7 +20,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Mapping
 
-from bench.errors import BenchError
+from bench.errors import BenchError, read_text
 from bench.records import atomic, extensions
 
 SCHEMA_VERSION = 1
@@ -108,7 +108,7 @@ def validate(data: Any, source: str = "record") -> None:
     if not isinstance(data, dict):
         raise RecordError(f"{source}: expected a JSON object, got {type(data).__name__}")
     version = data.get("schema_version")
-    if version not in READABLE_VERSIONS and isinstance(version, int) and version > SCHEMA_VERSION:
+    if isinstance(version, int) and version not in READABLE_VERSIONS and version > SCHEMA_VERSION:
         raise RecordError(
             f"{source}: schema_version {version} is newer than this bench reads "
             f"({', '.join(map(str, sorted(READABLE_VERSIONS)))}); update bench to read it"
@@ -280,13 +280,7 @@ def dumps(data: Any) -> str:
 
 def load(path: str | Path) -> RunRecord:
     """Read one record file; RecordError names the file and the reason."""
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as e:
-        raise RecordError(f"{path}: cannot read: {e.strerror}") from None
-    except UnicodeDecodeError:
-        raise RecordError(f"{path}: not UTF-8 text") from None
+    text = read_text(path, RecordError)
     return RunRecord.from_dict(parse_json(text, str(path)), str(path))
 
 
