@@ -202,3 +202,52 @@ def test_compare_escapes_every_admitted_head(data, tmp_path, capsys):
     assert code == 0 and "Traceback" not in err
     assert "<script" not in out and "<img" not in out and "](http://evil" not in out and "@keras-team" not in out
     assert "&lt;img src=x onerror=alert\\(1\\)&gt;" in out
+
+
+def mutations(seed: int, n: int):
+    """n deterministic random edits of a good record: a field deleted, or set
+    to a value of another type, a huge, negative or odd number, odd text."""
+    import copy
+    import random
+    rng = random.Random(seed)
+    base = json.loads((CASES / "message_injection.json").read_text(encoding="utf-8"))
+    values = [None, True, 0, -1, 1e308, -1e308, 2 ** 63, "", "x" * 300, "../..", "\u202e", "9999-12-31",
+              "9999-12-31T23:59:59Z", [], {}, [1, "a", None], {"kind": 5}, {"name": 1, "version": "2"}]
+
+    def paths(v, where=()):
+        yield where
+        items = v.items() if isinstance(v, dict) else enumerate(v) if isinstance(v, list) else ()
+        for k, x in items:
+            yield from paths(x, (*where, k))
+
+    every = [p for p in paths(base) if p]
+    for _ in range(n):
+        rec = copy.deepcopy(base)
+        for _ in range(rng.randint(1, 3)):
+            path = rng.choice(every)
+            parent = rec
+            try:
+                for k in path[:-1]:
+                    parent = parent[k]
+                if rng.random() < 0.2 and isinstance(parent, dict):
+                    parent.pop(path[-1], None)
+                else:
+                    parent[path[-1]] = copy.deepcopy(rng.choice(values))
+            except (KeyError, IndexError, TypeError):
+                pass  # an earlier edit removed or replaced the way there
+        yield rec
+
+
+def test_random_edits_of_a_record_never_raise_anywhere(tmp_path, capsys):
+    runs = tmp_path / "data" / "runs"
+    runs.mkdir(parents=True)
+    admitted = 0
+    for i, rec in enumerate(mutations(seed=11, n=120)):
+        path = runs / f"m{i:03d}.json"
+        path.write_text(json.dumps(rec, ensure_ascii=False))
+        got = admit(path, GATE)  # must return, whatever the record
+        admitted += isinstance(got, RunRecord)
+    assert 0 < admitted < 120  # the edits hit both sides
+    assert cli.main(["report", "--data", str(tmp_path / "data"), "--format", "html"]) == 0
+    assert cli.main(["site", "--data", str(tmp_path / "data"), "--out", str(tmp_path / "site"), "--no-plots"]) == 0
+    assert "Traceback" not in capsys.readouterr().err
