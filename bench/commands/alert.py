@@ -19,6 +19,7 @@ import sys
 from statistics import median
 
 from bench import config
+from bench.errors import UsageError
 from bench.records.history import load_history
 
 
@@ -35,8 +36,7 @@ def main(args) -> int:
 
     repo = args.repo or os.environ.get("GITHUB_REPOSITORY", "")
     if "/" not in repo.strip("/"):
-        print(f"bench alert: error: --repo {repo!r}; expected OWNER/NAME (or $GITHUB_REPOSITORY)", file=sys.stderr)
-        return 2
+        raise UsageError(f"--repo {repo!r}; expected OWNER/NAME (or $GITHUB_REPOSITORY)")
     cfg = config.load(args.config)
     series, rows = compute(load_history(args.data, warn=sys.stderr).records, cfg.trends)
     recent = {"/".join(k): median(s.values()[-cfg.trends.confirm:]) for k, s in series.items() if s.points}

@@ -55,9 +55,7 @@ def main(args) -> int:
                          "expected a path outside it (the data folder is never written)")
     wanted, bad = _statuses(args.status)
     if bad:
-        print(f"bench report: error: --status {bad!r}; expected names from "
-              f"{', '.join(STATUSES)}, comma-separated", file=sys.stderr)
-        return 2
+        raise UsageError(f"--status {bad!r}; expected names from {', '.join(STATUSES)}, comma-separated")
     cfg = config.load(args.config)
     history = load_history(args.data, warn=sys.stderr)  # today's stderr, not import time's
     with paused_gc():

@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 
 from bench import config
+from bench.errors import UsageError
 from bench.records.history import load_history
 
 MAX_LISTED = 20  # an unknown series lists at most this many known ones
@@ -34,15 +35,13 @@ def main(args) -> int:
     try:
         key = parse_key(args.series)
     except ValueError as e:
-        print(f"bench show: error: {e}", file=sys.stderr)
-        return 2
+        raise UsageError(str(e)) from None
     cfg = config.load(args.config)
     series = build_series(load_history(args.data, warn=sys.stderr).records)
     if key not in series:
         known = ["/".join(k) for k in series][:MAX_LISTED]
-        print(f"bench show: error: series {args.series!r} is not in {args.data}; it has: "
-              f"{', '.join(known) or 'no series'}", file=sys.stderr)
-        return 2
+        raise UsageError(f"series {args.series!r} is not in {args.data}; it has: "
+                         f"{', '.join(known) or 'no series'}")
     s = series[key]
     newest = max(x.last_seen for x in series.values())
     sys.stdout.write(render_nights(s, assess(s, newest, cfg.trends), cfg.trends))
