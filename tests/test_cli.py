@@ -65,3 +65,16 @@ def test_python_m_bench_runs_from_another_directory(tmp_path):
     out = subprocess.run([sys.executable, "-m", "bench", "--version"], cwd=tmp_path,
                          capture_output=True, text=True, check=True)
     assert out.stdout == f"bench {__version__}\n"
+
+
+def test_report_and_site_work_from_another_folder_with_the_packaged_config(data_folder, tmp_path):
+    import os
+    env = {k: v for k, v in os.environ.items() if k != "BENCH_CONFIG"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for argv in (["report", "--data", str(data_folder)],
+                 ["site", "--data", str(data_folder), "--out", "site", "--no-plots"]):
+        out = subprocess.run([sys.executable, "-m", "bench", *argv], cwd=elsewhere, env=env,
+                             capture_output=True, text=True)
+        assert out.returncode == 0, out.stderr
+    assert (elsewhere / "site" / "index.html").is_file() and (elsewhere / "site" / "palette.css").is_file()
