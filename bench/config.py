@@ -87,7 +87,7 @@ class Device:
 
 @dataclass(frozen=True)
 class Trends:
-    """Status thresholds (DESIGN.md): days, points and fractions."""
+    """Status thresholds (docs/DESIGN.md): days, points and fractions."""
 
     stale_days: int = 3
     min_points: int = 5

@@ -14,7 +14,7 @@ from bench.present.table import Row, build_rows, rows_to_json
 from bench.analyse.series import build_series
 from tests.helpers import T0, failed, make_record, ok, skipped, write_data
 
-# DESIGN.md's example row: 15 nights, the last -9.4 % (with dips before it).
+# docs/DESIGN.md's example row: 15 nights, the last -9.4 % (with dips before it).
 JAX = [318000.0, 319000.0, 333000.0, 332000.0, 317000.0, 318500.0, 319500.0, 273000.0,
        274000.0, 318800.0, 259000.0, 229000.0, 318200.0, 318650.0, 288700.0]
 TORCH = [9000.0] * 12 + [9100.0, 8800.0]

@@ -1,5 +1,5 @@
 """The GitHub Actions workflows: linted (actionlint, zizmor) and held to the
-hardening rules of DESIGN.md, since GitHub itself is out of reach here."""
+hardening rules of docs/DESIGN.md, since GitHub itself is out of reach here."""
 
 import json
 import os
@@ -276,7 +276,7 @@ UNTRUSTED_TRIGGERS = ("pull_request", "pull_request_target", "pull_request_revie
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_no_untrusted_trigger_reaches_a_self_hosted_runner(path):
     # A pull request (its own workflow files), a comment or another workflow's
-    # completion must never start a job on the homelab (DESIGN.md, Workflow rules).
+    # completion must never start a job on the homelab (docs/DESIGN.md, Workflow rules).
     data = _load(path)
     on = data["on"]
     triggers = [on] if isinstance(on, str) else list(on)

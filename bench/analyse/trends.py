@@ -9,7 +9,7 @@ drop in x is a regression for both directions and one code path serves both.
 Working in logs also makes a change relative (a step of -10 % is the same
 distance at 9k and at 250k samples/s).
 
-Status, first rule that applies (DESIGN.md; thresholds from benchmarks.yaml
+Status, first rule that applies (docs/DESIGN.md; thresholds from benchmarks.yaml
 `trends`): Failed, Stale, New, Regressed / Faster, Watch, Steady, plus
 Skipped for a series with only skipped (unsupported) results.
 

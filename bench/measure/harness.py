@@ -6,7 +6,7 @@ wraps `model.fit`/`model.predict`, which return host values, plus a backend
 sync). The clock and the canary are passed in, so tests drive it all with a
 fake clock.
 
-The protocol (DESIGN.md, 'Measuring honestly'):
+The protocol (docs/DESIGN.md, 'Measuring honestly'):
 
 1. Warm-up: `warmup_steps` untimed steps after the first (compiling) call.
 2. Calibration: the step count grows until one call lasts at least

@@ -131,7 +131,7 @@ def _last_problem(s: Series, status: str) -> Failure | None:
 
 
 def rows_to_json(rows: list[Row]) -> list[dict[str, Any]]:
-    """DESIGN.md's keys (backend, device, model, mode, latest, delta_prev,
+    """docs/DESIGN.md's keys (backend, device, model, mode, latest, delta_prev,
     trend, runs, status), then unit, better, change, last_failure."""
     return [_row_json(r) for r in rows]
 

@@ -209,7 +209,7 @@ class RunRecord:
 
     @property
     def night(self) -> date:
-        """The UTC night this run is for (DESIGN.md 'Points'): run.night when the
+        """The UTC night this run is for (docs/DESIGN.md 'Points'): run.night when the
         record has it (a rerun after midnight still belongs to last night), else
         the UTC date of started_at (records made before run.night existed)."""
         if "night" in self.data["run"]:
@@ -243,7 +243,7 @@ class RunRecord:
 
     @property
     def is_nightly(self) -> bool:
-        """Only nightly-Keras runs make points (DESIGN.md 'Points')."""
+        """Only nightly-Keras runs make points (docs/DESIGN.md 'Points')."""
         return self.environment.get("keras_source", NIGHTLY) == NIGHTLY
 
     @cached_property
@@ -252,7 +252,7 @@ class RunRecord:
 
     # -- storage -------------------------------------------------------
     def relpath(self) -> str:
-        """runs/YYYY/MM/DD/<backend>--<device>--<run id>-<attempt>.json (DESIGN.md)."""
+        """runs/YYYY/MM/DD/<backend>--<device>--<run id>-<attempt>.json (docs/DESIGN.md)."""
         t = self.started_at
         name = f"{safe(self.backend)}--{safe(self.device)}--{safe(self.run_id)}-{self.attempt}.json"
         return f"runs/{t:%Y/%m/%d}/{name}"

@@ -1,6 +1,6 @@
 """The data branch: publish run records to it with git, exactly once.
 
-Each record lands at RunRecord.relpath() on the branch (DESIGN.md 'Layout').
+Each record lands at RunRecord.relpath() on the branch (docs/DESIGN.md 'Layout').
 The commit is built with git plumbing in a throw-away bare repository
 (hash-object, a private index, write-tree, commit-tree): there is no working
 tree to leave half-written, and the push either moves the branch to a commit
