@@ -88,3 +88,13 @@ def test_sparkline_draws_noise_in_the_band_flat():
     assert sparkline(noisy + [70.0], levels=(100.0,), band=0.05) == "██████▁"  # a real dip stands out
     step = [100.0, 101.0, 99.0, 90.0, 91.0, 89.5]
     assert sparkline(step, levels=(100.0, 90.0), band=0.02) == "███▁▁▁"
+
+
+def test_html_colours_only_a_delta_beyond_the_noise(tmp_path, capsys):
+    # 'a' moves -1.5 % within its band; 'd' drops 40 % for one night.
+    data = write_data(series_records("a", FLAT + FLAT[:5]) + series_records("d", FLAT + FLAT[:4] + [600.0]),
+                      tmp_path / "data")
+    assert cli.main(["report", "--data", str(data), "--format", "html"]) == 0
+    page = capsys.readouterr().out
+    assert '<td class="num worse">-40.3% ▼</td>' in page
+    assert '<td class="num">-1.5%</td>' in page

@@ -177,10 +177,12 @@
     }
   }
 
+  // Colour only a move beyond the series' own noise band (row.delta_off, from
+  // bench/present/table.py): 0.3 % of jitter is neither good nor bad news.
   function deltaClass(r) {
-    if (r.delta_prev == null || Math.abs(r.delta_prev) < 0.005) return "delta";
-    const good = (r.delta_prev > 0) === (r.better !== "smaller");
-    return good ? "delta good" : "delta bad";
+    if (r.delta_off === "better") return "delta good";
+    if (r.delta_off === "worse") return "delta bad";
+    return "delta";
   }
 
   function rowElement(r) {
