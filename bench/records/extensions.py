@@ -132,7 +132,9 @@ def _result(r: Mapping[str, Any], where: str) -> str | None:
 
 
 def _fields(obj: Mapping[str, Any], spec: Mapping[str, tuple[Check, str]], where: str) -> str | None:
-    for name, (check, expected) in spec.items():
+    if obj.keys().isdisjoint(spec):  # most records have none of them: one C-level check
+        return None
+    for name, (check, expected) in spec.items():  # in spec order: the same field named every time
         if name in obj and not check(obj[name]):
             return f"field {where}.{name} is {_show(obj[name])}; expected {expected}"
     return None

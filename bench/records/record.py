@@ -282,23 +282,26 @@ def parse_json(text: str, source: str = "record", object_pairs_hook=None) -> Any
     take: NaN/Infinity (also 1e999, which overflows to inf), an integer too
     long to convert, nesting deeper than the parser's recursion limit. Each
     is a RecordError naming `source` (and the field), never a traceback."""
-    constants: list[str] = []
     try:
-        data = json.loads(text, object_pairs_hook=object_pairs_hook,
-                          parse_constant=lambda name: constants.append(name) or float(name))
+        if object_pairs_hook is None:
+            data = _STRICT.decode(text)
+        else:
+            data = json.JSONDecoder(object_pairs_hook=object_pairs_hook, parse_constant=_non_finite,
+                                    parse_float=_finite_float).decode(text)
+    except _NonFinite:
+        # Parse again taking NaN/Infinity, only to name the field.
+        where = _first(json.loads(text), "", lambda v: isinstance(v, float) and not math.isfinite(v))
+        field = where[0] or "(top level)" if where else "(unknown)"
+        value = where[1] if where else "NaN or Infinity"
+        raise RecordError(f"{source}: field {field} is {value!r}; expected a finite number "
+                          "(JSON has no NaN or Infinity)") from None
     except json.JSONDecodeError as e:
         raise RecordError(f"{source}: not valid JSON ({e.msg} at line {e.lineno} column {e.colno}); truncated?") from None
     except RecursionError:
         raise RecordError(f"{source}: JSON nested too deeply to read; expected a run record (a few levels)") from None
     except ValueError as e:  # int() past sys.get_int_max_str_digits()
         raise RecordError(f"{source}: not valid JSON ({' '.join(str(e).split())[:160]})") from None
-    # The walks only when the text can hold the problem: they cost more than the parse.
-    if constants or _BIG_EXPONENT.search(text):
-        where = _first(data, "", lambda v: isinstance(v, float) and not math.isfinite(v))
-        if where is not None:
-            raise RecordError(f"{source}: field {where[0] or '(top level)'} is {where[1]!r}; expected a finite "
-                              "number (JSON has no NaN or Infinity)")
-    if _SURROGATE_ESCAPE.search(text):  # a lone "\ud800" decodes, then no output can encode it
+    if _SURROGATE_ESCAPE.search(text):  # the walk only when the text can hold one  # a lone "\ud800" decodes, then no output can encode it
         where = _first(data, "", lambda v: isinstance(v, str) and _LONE_SURROGATE.search(v) is not None)
         if where is not None:
             raise RecordError(f"{source}: field {where[0] or '(a key)'} holds a lone UTF-16 surrogate "
@@ -306,7 +309,23 @@ def parse_json(text: str, source: str = "record", object_pairs_hook=None) -> Any
     return data
 
 
-_BIG_EXPONENT = re.compile(r"[eE]\+?[0-9]{3}")  # 1e308 and beyond may overflow to inf
+class _NonFinite(ValueError):
+    """NaN, Infinity, or a number that overflows to infinity (1e999, or 400 digits)."""
+
+
+def _non_finite(token: str):
+    raise _NonFinite(token)
+
+
+def _finite_float(token: str) -> float:
+    v = float(token)
+    if not math.isfinite(v):
+        raise _NonFinite(token)
+    return v
+
+
+# One decoder for every read (json.loads with hooks would build one per call).
+_STRICT = json.JSONDecoder(parse_constant=_non_finite, parse_float=_finite_float)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
