@@ -122,6 +122,19 @@ def test_run_created_at_bounds_the_dates(bare, tmp_path, capsys):
             "2026-10-30T00:00:00Z, and a record may be dated at most 26 h after that") in capsys.readouterr().err
 
 
+def test_a_rerun_attempt_may_be_dated_after_its_newest_start_but_not_before_creation(tmp_path):
+    created = datetime(2026, 10, 30, tzinfo=timezone.utc)
+    (tmp_path / "r.json").write_text(make_record([ok("cnn", "train", 1.0)], run_id="5", attempt=2,
+                                                 started_at=created + timedelta(days=2)).to_json())
+    rerun = Provenance("5", created_at=created, run_attempt=2, run_started_at=created + timedelta(days=2))
+    assert isinstance(admit(tmp_path / "r.json", Gate(every=rerun)), RunRecord)
+    got = admit(tmp_path / "r.json", Gate(every=Provenance("5", created_at=created, run_attempt=2)))
+    assert isinstance(got, Refusal) and "its run was created at 2026-10-30T00:00:00Z" in got.reason
+    early = Provenance("5", created_at=created + timedelta(days=3), run_started_at=created + timedelta(days=3))
+    got = admit(tmp_path / "r.json", Gate(every=early))
+    assert isinstance(got, Refusal) and "before its run was created (2026-11-02T00:00:00Z)" in got.reason
+
+
 def test_provenance_file_maps_folders_to_runs(bare, tmp_path, capsys):
     write(rec(run_id="7"), tmp_path / "dl" / "7" / "record-7-1")
     write(rec(run_id="8", device="x"), tmp_path / "dl" / "8" / "record-8-1")

@@ -19,7 +19,8 @@ must be (or the reverse). The branch only ever gains files.
 Provenance (for the publish workflow, engineer WF): either
   --provenance FILE     a JSON map of artifact folder -> the run it came from
                         (format in bench/records/guard.py): run_id (required),
-                        repository, event, created_at, run_attempt; a record
+                        repository, event, created_at, run_started_at,
+                        run_attempt (the GitHub API's run fields); a record
                         below no listed folder is refused; FILE may lie in
                         the download folder (it is never taken as a record); or
   --expect-run-id ID    every record must carry run.id ID (one run's
@@ -27,8 +28,9 @@ Provenance (for the publish workflow, engineer WF): either
                         --expect-repository OWNER/NAME, --expect-event EVENT
                         (schedule, workflow_dispatch) and --run-created-at TIME
                         (RFC 3339, the run's created_at).
-A record may be dated at most 26 h after its run's created_at (after now
-without one); run.id must equal the run's id; run.repository, run.event and
+A record may be dated at most 26 h after its run's created_at (or
+run_started_at, when a re-run started later; after now without either), and
+not before created_at; run.id must equal the run's id; run.repository, run.event and
 run.attempt must agree with the run when it names them.
 
 Prints one line per record (added / already there) and the commit.

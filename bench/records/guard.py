@@ -31,9 +31,12 @@ API, one entry per downloaded artifact folder):
    "artifacts": {"<folder, absolute or relative to this file>":
                    {"run_id": "123", "repository": "owner/name",
                     "event": "schedule", "created_at": "2026-12-01T02:17:00Z",
-                    "run_attempt": 1}}}
+                    "run_started_at": "2026-12-01T02:17:05Z", "run_attempt": 1}}}
 run_id is required; the rest is checked when present. A record file below
-no listed folder is refused.
+no listed folder is refused. created_at and run_started_at are the API's
+fields: a re-run attempt starts later than its run was created, so a record
+may be dated up to Limits.ahead after the later of the two, and no earlier
+than created_at.
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ class Provenance:
     event: str | None = None
     created_at: datetime | None = None
     run_attempt: int | None = None
+    run_started_at: datetime | None = None  # the newest attempt's start (later than created_at on a re-run)
 
     def __post_init__(self):
         if not isinstance(self.run_id, str) or not LABEL.fullmatch(self.run_id):
@@ -100,8 +104,10 @@ class Provenance:
             v = getattr(self, name)
             if v is not None and (not isinstance(v, str) or not v):
                 raise ValueError(f"provenance {name} is {v!r}; expected a non-empty string or nothing")
-        if self.created_at is not None and (not isinstance(self.created_at, datetime) or self.created_at.tzinfo is None):
-            raise ValueError(f"provenance created_at is {self.created_at!r}; expected an aware UTC datetime")
+        for name in ("created_at", "run_started_at"):
+            v = getattr(self, name)
+            if v is not None and (not isinstance(v, datetime) or v.tzinfo is None):
+                raise ValueError(f"provenance {name} is {v!r}; expected an aware UTC datetime")
         if self.run_attempt is not None and (not isinstance(self.run_attempt, int) or isinstance(self.run_attempt, bool)
                                              or self.run_attempt < 1):
             raise ValueError(f"provenance run_attempt is {self.run_attempt!r}; expected an integer >= 1")
@@ -110,15 +116,16 @@ class Provenance:
     def from_dict(cls, d: Any, where: str) -> "Provenance":
         if not isinstance(d, dict):
             raise ValueError(f"{where} is {d!r}; expected an object with run_id")
-        unknown = set(d) - {"run_id", "repository", "event", "created_at", "run_attempt"}
+        unknown = set(d) - {"run_id", "repository", "event", "created_at", "run_attempt", "run_started_at"}
         if unknown:
             raise ValueError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected run_id, "
-                             "repository, event, created_at, run_attempt")
+                             "repository, event, created_at, run_started_at, run_attempt")
         run_id = d.get("run_id")
         run_id = str(run_id) if isinstance(run_id, int) and not isinstance(run_id, bool) else run_id
         try:
-            created = parse_time(d["created_at"], f"{where}.created_at") if d.get("created_at") else None
-            return cls(run_id, d.get("repository"), d.get("event"), created, d.get("run_attempt"))
+            times = {k: parse_time(d[k], f"{where}.{k}") if d.get(k) else None for k in ("created_at", "run_started_at")}
+            return cls(run_id, d.get("repository"), d.get("event"), times["created_at"], d.get("run_attempt"),
+                       times["run_started_at"])
         except (RecordError, ValueError) as e:
             raise ValueError(f"{where}: {e}") from None
 
@@ -296,7 +303,10 @@ def _labels(rec: RunRecord, gate: Gate, path: Path) -> str | None:
 
 def _dates(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     prov, _ = gate.provenance(path)
-    if prov is not None and prov.created_at is not None:
+    if prov is not None and prov.run_started_at is not None and (prov.created_at is None
+                                                                 or prov.run_started_at > prov.created_at):
+        base, what = prov.run_started_at, f"its run's newest attempt started at {_fmt(prov.run_started_at)}"
+    elif prov is not None and prov.created_at is not None:
         base, what = prov.created_at, f"its run was created at {_fmt(prov.created_at)}"
     else:
         base, what = (gate.now or datetime.now(timezone.utc)), "it is now " + _fmt(gate.now or datetime.now(timezone.utc))
