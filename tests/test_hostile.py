@@ -80,6 +80,24 @@ def test_the_gate_refuses_links_and_special_files_without_reading_them(tmp_path)
         assert isinstance(got, Refusal) and got.reason.startswith(reason), got
 
 
+def test_a_file_name_with_a_newline_cannot_start_a_workflow_command(tmp_path, capsys):
+    folder = tmp_path / "dl"
+    folder.mkdir()
+    shutil.copy(CASES / "message_injection.json", folder / "ok\n::warning::pwned.json")
+    shutil.copy(CASES / "truncated.json", folder / "bad\n::error::pwned.json")
+    bare = tmp_path / "data.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    assert cli.main(["publish", "--repo", str(bare), str(folder)]) == 3
+    out, err = capsys.readouterr()
+    assert not any(line.startswith("::") for line in (out + err).splitlines())
+    assert "ok ::warning::pwned.json)" in out and "bad ::error::pwned.json: not valid JSON" in err
+    runs = tmp_path / "data" / "runs"
+    shutil.copytree(folder, runs)
+    assert cli.main(["report", "--data", str(tmp_path / "data")]) == 0
+    out, err = capsys.readouterr()
+    assert not any(line.startswith("::") for line in (out + err).splitlines())
+
+
 def test_readers_skip_a_record_dated_more_than_a_day_ahead_of_their_clock(tmp_path, capsys):
     from bench.records.history import load_history
     runs = tmp_path / "runs"

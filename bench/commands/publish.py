@@ -48,7 +48,7 @@ from pathlib import Path
 
 from bench.cli import positive_int
 from bench.errors import EXIT_OK, EXIT_SOME_REFUSED, UsageError
-from bench.records.guard import Gate, Provenance, Refusal, admit, load_provenance
+from bench.records.guard import Gate, Provenance, Refusal, admit, load_provenance, one_line
 from bench.records.record import RecordError, parse_time
 from bench.records.store import DEFAULT_BRANCH, PublishError, PublishResult, Retry, publish, record_files
 
@@ -135,7 +135,8 @@ def _step_summary(refused: list[Refusal], files: int) -> None:
 
 
 def summary(result: PublishResult) -> str:
-    lines = [f"{p.status:<13} {p.relpath}  ({p.source})" for p in result.placed]
+    # one_line: a file name may hold a newline, and a line of ours starting '::' would be a workflow command
+    lines = [f"{p.status:<13} {p.relpath}  ({one_line(p.source)})" for p in result.placed]
     if result.commit:
         lines.append(f"commit {result.commit} on {result.branch} of {result.repo}: "
                      f"{len(result.added)} added, {len(result.placed) - len(result.added)} already there "

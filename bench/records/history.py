@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Callable, TextIO
 
 from bench.records.newest import newness
-from bench.records.guard import Limits
+from bench.records.guard import Limits, one_line
 from bench.records.record import RecordError, format_time, RunRecord, load
 
 # How far after now a record may be dated: the publish gate's allowance.
@@ -102,9 +102,9 @@ def _load(files: list[Path], warn: TextIO | None, progress, now: datetime) -> Hi
                                   f"after {format_time(latest)} ({FUTURE.total_seconds() / 3600:g} h from now); expected a record of a past run")
             records.append(rec)
         except RecordError as e:
-            problems.append(f"skipped {e}")
+            problems.append(f"skipped {one_line(e)}")  # a file name may hold a newline (and a '::command')
             if warn is not None:
-                print(f"bench: skipped {e}", file=warn)
+                print(f"bench: skipped {one_line(e)}", file=warn)
         if progress is not None:
             progress(i + 1, len(files))
     records.sort(key=lambda r: (*newness(r), r.source))
