@@ -20,7 +20,7 @@ rm -rf "$dest"
 if git ls-remote --exit-code --heads "$repo" "$branch" >/dev/null; then
   depth=()
   [[ "$repo" == *://* ]] && depth=(--depth 1)  # git ignores --depth for a local path, noisily
-  git clone --quiet "${depth[@]}" --single-branch --branch "$branch" "$repo" "$dest"
+  git clone --quiet ${depth[@]+"${depth[@]}"} --single-branch --branch "$branch" "$repo" "$dest"
   echo "checkout-data: $branch at $(git -C "$dest" rev-parse --short HEAD) in $dest" >&2
 else
   mkdir -p "$dest"

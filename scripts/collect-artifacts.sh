@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Download benchmark records uploaded as artifacts by workflow runs (`gh`).
+# Download benchmark records uploaded as artifacts by this repository's own
+# workflow runs (`gh`), refusing every run that did not come from them.
 #
 #   scripts/collect-artifacts.sh DEST
 #
-# The publish job's first step (publish.yml), and pr-comment.yml's. Inputs from
-# the environment; `gh` authenticates with GH_TOKEN (actions: read suffices):
+# The publish job's first step (publish.yml), pr-comment.yml's and
+# keras-ref.yml's. Inputs from the environment; `gh` authenticates with
+# GH_TOKEN (actions: read suffices):
 #   GITHUB_REPOSITORY  owner/name (required)
 #   RUN_ID             download this run's artifacts; without it, sweep:
 #   SWEEP_DAYS         every run of WORKFLOW created in the last N days (default 3),
 #                      finished or not, so records of jobs that ran while another
 #                      device was still offline get published too
-#   WORKFLOW           workflow file to sweep (default nightly.yml)
-#   BRANCH             sweep only runs on this branch (the default branch: a
-#                      dispatch on a feature branch must not make nightly points)
+#   WORKFLOW           the workflow file (default nightly.yml)
+#   DEFAULT_BRANCH     the repository's default branch (default: asked of `gh api`)
 #   PATTERN            artifact name glob (default record-*)
-# Writes DEST/<run id>/<artifact>/...; prints how many JSON files it has. A run
-# without matching artifacts (none yet, or expired) is noted and skipped.
+# Provenance: a run is taken only when GitHub says it is a run of
+# .github/workflows/$WORKFLOW, its head repository is GITHUB_REPOSITORY, its
+# event is schedule or workflow_dispatch and its branch the default branch. A
+# fork's pull request can add or change a workflow file of the same name, but
+# its runs have another head repository or event. Each refused run is one line
+# (also in the job summary). Writes DEST/<run id>/<artifact>/...; prints how
+# many JSON files it has. A run without matching artifacts (none yet, or
+# expired) is noted and skipped; any other `gh` failure fails the step (exit 1)
+# after naming it. bash 3.2 safe.
 set -euo pipefail
 
 dest="${1:?usage: collect-artifacts.sh DEST}"
@@ -23,27 +31,64 @@ repo="${GITHUB_REPOSITORY:?set GITHUB_REPOSITORY to owner/name}"
 pattern="${PATTERN:-record-*}"
 workflow="${WORKFLOW:-nightly.yml}"
 days="${SWEEP_DAYS:-3}"
+TAB="$(printf '\t')"
+FIELDS='[.id, .path, .event, .head_repository.full_name, .head_branch] | @tsv'
 
-if [[ -n "${RUN_ID:-}" ]]; then
-  [[ "$RUN_ID" =~ ^[0-9]+$ ]] || { echo "collect-artifacts: error: RUN_ID is '$RUN_ID'; expected a workflow run id (digits)" >&2; exit 2; }
-  runs=("$RUN_ID")
-else
-  [[ "$days" =~ ^[0-9]+$ ]] || { echo "collect-artifacts: error: SWEEP_DAYS is '$days'; expected a number of days" >&2; exit 2; }
-  since="$(python3 -c 'import sys, datetime as d; print((d.datetime.now(d.timezone.utc) - d.timedelta(days=int(sys.argv[1]))).date())' "$days")"
-  branch_filter=()
-  [[ -n "${BRANCH:-}" ]] && branch_filter=(--branch "$BRANCH")
-  mapfile -t runs < <(gh run list --repo "$repo" --workflow "$workflow" --created ">=$since" \
-                        "${branch_filter[@]}" --limit 200 --json databaseId --jq '.[].databaseId')
-  echo "collect-artifacts: ${#runs[@]} run(s) of $workflow since $since" >&2
+say() { echo "collect-artifacts: $*" >&2; }
+note() {  # a refusal: stderr and the job summary
+  say "$*"
+  [[ -z "${GITHUB_STEP_SUMMARY:-}" ]] || echo "- collect-artifacts: $*" >> "$GITHUB_STEP_SUMMARY"
+}
+
+[[ "$workflow" =~ ^[A-Za-z0-9._-]+\.ya?ml$ ]] || { say "error: WORKFLOW is '$workflow'; expected a workflow file name such as nightly.yml"; exit 2; }
+branch="${DEFAULT_BRANCH:-}"
+if [[ -z "$branch" ]]; then
+  branch="$(gh api "repos/$repo" --jq .default_branch)"
 fi
 
-mkdir -p "$dest"
-for run in "${runs[@]}"; do
-  if gh run download "$run" --repo "$repo" --pattern "$pattern" --dir "$dest/$run" 2>"$dest/.gh-error"; then
-    echo "collect-artifacts: run $run: downloaded" >&2
+# One line per run: id, path, event, head repository, head branch (tab-separated).
+if [[ -n "${RUN_ID:-}" ]]; then
+  [[ "$RUN_ID" =~ ^[0-9]+$ ]] || { say "error: RUN_ID is '$RUN_ID'; expected a workflow run id (digits)"; exit 2; }
+  listing="$(gh api "repos/$repo/actions/runs/$RUN_ID" --jq "$FIELDS")"
+else
+  [[ "$days" =~ ^[0-9]+$ ]] || { say "error: SWEEP_DAYS is '$days'; expected a number of days"; exit 2; }
+  since="$(python3 -c 'import sys, datetime as d; print((d.datetime.now(d.timezone.utc) - d.timedelta(days=int(sys.argv[1]))).date())' "$days")"
+  listing="$(gh api --paginate "repos/$repo/actions/workflows/$workflow/runs?created=%3E%3D$since&per_page=100" \
+               --jq ".workflow_runs[] | $FIELDS")"
+  say "$(printf '%s' "$listing" | grep -c . || true) run(s) of $workflow since $since"
+fi
+
+runs=()
+while IFS="$TAB" read -r id path event head_repo head_branch; do
+  [[ -n "$id" ]] || continue
+  why=""
+  if [[ "$path" != ".github/workflows/$workflow" ]]; then why="workflow is '$path', expected .github/workflows/$workflow"
+  elif [[ "$head_repo" != "$repo" ]]; then why="head repository is '$head_repo', expected $repo"
+  elif [[ "$event" != "schedule" && "$event" != "workflow_dispatch" ]]; then why="event is '$event', expected schedule or workflow_dispatch"
+  elif [[ "$head_branch" != "$branch" ]]; then why="branch is '$head_branch', expected the default branch $branch"
+  fi
+  if [[ -n "$why" ]]; then
+    note "run $id refused: $why"
   else
-    echo "collect-artifacts: run $run: nothing downloaded ($(head -c 300 "$dest/.gh-error" | tr '\n' ' '))" >&2
+    runs+=("$id")
+  fi
+done <<< "$listing"
+
+mkdir -p "$dest"
+failed=()
+for run in ${runs[@]+"${runs[@]}"}; do
+  if gh run download "$run" --repo "$repo" --pattern "$pattern" --dir "$dest/$run" 2>"$dest/.gh-error"; then
+    say "run $run: downloaded"
+  elif grep -Eqi 'no artifact matches|no valid artifacts' "$dest/.gh-error"; then
+    say "run $run: no artifact yet ($(head -c 300 "$dest/.gh-error" | tr '\n' ' '))"
+  else
+    say "error: run $run: gh run download failed: $(head -c 300 "$dest/.gh-error" | tr '\n' ' ')"
+    failed+=("$run")
   fi
 done
 rm -f "$dest/.gh-error"
+if [[ ${#failed[@]} -gt 0 ]]; then
+  say "error: could not download run(s) ${failed[*]}; failing so that the next sweep retries them"
+  exit 1
+fi
 find "$dest" -name '*.json' -type f | wc -l | tr -d ' '

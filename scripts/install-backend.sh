@@ -16,9 +16,11 @@
 #                        has (the local rehearsal, scripts/local-nightly.sh)
 #
 # Exit status: 0 when everything installed; 1 when a step failed (the log says
-# which, with pip's last lines, and `bench run --install-log` then records
-# every benchmark as failed/install); 2 for bad inputs or when the harness
-# itself (bench's own requirements) could not be installed.
+# which -- venv, harness (bench's own requirements), backend, plugins -- with
+# the last lines of its output; `bench run --install-log`, or when bench itself
+# is missing scripts/install-failure.py, then records every benchmark as
+# failed/install); 2 for bad inputs. bash 3.2 (macOS) safe: no mapfile, and
+# every possibly empty array is expanded as ${a[@]+"${a[@]}"}.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,30 +44,44 @@ if [[ -n "$keras_version" && -n "$keras_ref" ]]; then
   die "BENCH_KERAS_VERSION ('$keras_version') and BENCH_KERAS_REF ('$keras_ref') both set; expected at most one"
 fi
 
+# keras_source (docs/DESIGN.md 'Points'): only "nightly", the newest nightly, makes points.
 if [[ -n "$keras_ref" ]]; then
   keras_spec="keras @ git+https://github.com/keras-team/keras.git@$keras_ref"
-  keras_source="git:$keras_ref"
+  keras_source="git"
 elif [[ -n "$keras_version" ]]; then
   keras_spec="keras-nightly==$keras_version"
-  keras_source="nightly"
+  keras_source="pinned"
 else
   keras_spec="keras-nightly"
   keras_source="nightly"
 fi
 
+# lines VAR TEXT: the array VAR gets one element per line of TEXT. bash 3.2
+# (macOS) has no mapfile; the text comes from a command substitution first so
+# that a failing command fails the script (set -e) instead of giving no lines.
+lines() {
+  local line
+  eval "$1=()"
+  while IFS= read -r line; do
+    [[ -n "$line" ]] && eval "$1+=(\"\$line\")"
+  done <<< "$2"
+  return 0
+}
 # Shell-quoted lists (bench/ci/matrix.py) back into one argument per line.
 split() { "$python" -c 'import shlex, sys; sys.stdout.write("".join(a + "\n" for a in shlex.split(sys.argv[1])))' "$1"; }
-mapfile -t backend_args < <(split "${BENCH_INSTALL:-}")
-mapfile -t plugin_args < <(split "${BENCH_PLUGINS:-}")
+backend_args=(); plugin_args=(); harness_args=()
+text="$(split "${BENCH_INSTALL:-}")"; lines backend_args "$text"
+text="$(split "${BENCH_PLUGINS:-}")"; lines plugin_args "$text"
 # bench's own runtime requirements, plus the harness extra without keras.
-mapfile -t harness_args < <("$python" - "$repo/pyproject.toml" <<'EOF'
+text="$("$python" - "$repo/pyproject.toml" <<'EOF'
 import sys, tomllib
 project = tomllib.load(open(sys.argv[1], "rb"))["project"]
 extra = project.get("optional-dependencies", {}).get("harness", [])
 for req in project["dependencies"] + [r for r in extra if not r.startswith("keras")]:
     print(req)
 EOF
-)
+)"
+lines harness_args "$text"
 
 mkdir -p "$(dirname "$log")"
 work="$(mktemp -d)"
@@ -91,44 +107,60 @@ step() {
 if [[ "${BENCH_SKIP_INSTALL:-}" == "1" ]]; then
   [[ -x "$venv/bin/python" ]] || die "BENCH_SKIP_INSTALL=1 but BENCH_VENV '$venv' has no bin/python; expected an existing virtual environment"
   echo "install-backend: BENCH_SKIP_INSTALL=1: recording what $venv has"
+elif ! "$python" -m venv --clear "$venv" > "$work/venv.out" 2>&1; then
+  # No environment, no bench: run-bench.sh writes the install-failure record.
+  echo "::error title=install failed::cannot create a virtual environment at '$venv' with $python"
+  failed_step="venv"
 else
-  "$python" -m venv --clear "$venv" || die "cannot create a virtual environment at '$venv' with $python"
-  step harness "${harness_args[@]}" || true
-  if [[ "$failed_step" == "harness" ]]; then
-    # Without bench's own requirements no record can be written: a job error.
-    tail -n 30 "$work/harness.out" >&2
-    die "could not install bench's requirements (see above)"
-  fi
-  step backend "$keras_spec" "${backend_args[@]}" \
+  # Without bench's own requirements bench cannot run: run-bench.sh then
+  # writes the install-failure record (scripts/install-failure.py) instead.
+  step harness ${harness_args[@]+"${harness_args[@]}"} \
+    && step backend "$keras_spec" ${backend_args[@]+"${backend_args[@]}"} \
     && { [[ ${#plugin_args[@]} -eq 0 ]] || step plugins --no-deps "${plugin_args[@]}"; } \
     || true
 fi
 
 # The log: sorted keys, written atomically (rename) so a reader never sees half.
 "$python" - "$venv/bin/python" "$log" "$work" "$started" "$failed_step" "$keras_spec" "$keras_source" \
-  "${BENCH_SKIP_INSTALL:-0}" "${#backend_args[@]}" "${backend_args[@]}" "${plugin_args[@]}" <<'EOF'
+  "${BENCH_SKIP_INSTALL:-0}" "${#backend_args[@]}" ${backend_args[@]+"${backend_args[@]}"} \
+  ${plugin_args[@]+"${plugin_args[@]}"} <<'EOF'
 import json, os, subprocess, sys, tempfile
 from datetime import datetime, timezone
+
+# A Keras installed from git: the commit pip resolved the ref to (PEP 610 direct_url.json).
+COMMIT = """import json, importlib.metadata as m
+try:
+    print(json.loads(m.distribution("keras").read_text("direct_url.json") or "{}").get("vcs_info", {}).get("commit_id", ""))
+except Exception:
+    print("")
+"""
 
 venv_python, log, work, started, failed_step, keras_spec, keras_source, skipped, n = sys.argv[1:10]
 rest = sys.argv[10:]
 backend_args, plugin_args = rest[:int(n)], rest[int(n):]
-listing = subprocess.run([venv_python, "-m", "pip", "list", "--format", "json",
-                          "--disable-pip-version-check"], capture_output=True, text=True)
-version = subprocess.run([venv_python, "-c", "import platform; print(platform.python_version())"],
-                         capture_output=True, text=True).stdout.strip()
-packages = {p["name"].lower(): p["version"] for p in json.loads(listing.stdout or "[]")}
+def ask(*args):
+    """The venv python's answer, or '' when there is no venv (its creation failed)."""
+    if not os.path.exists(venv_python):
+        return ""
+    return subprocess.run([venv_python, *args], capture_output=True, text=True).stdout.strip()
+
+listing = ask("-m", "pip", "list", "--format", "json", "--disable-pip-version-check")
+version = ask("-c", "import platform; print(platform.python_version())")
+packages = {p["name"].lower(): p["version"] for p in json.loads(listing or "[]")}
+commit = ask("-c", COMMIT) if keras_source == "git" else ""
 error = None
 if failed_step:
     with open(os.path.join(work, failed_step + ".out"), errors="replace") as f:
         tail = f.read().splitlines()[-20:]
-    error = f"pip install ({failed_step}) failed:\n" + "\n".join(tail)
+    what = "python -m venv" if failed_step == "venv" else f"pip install ({failed_step})"
+    error = f"{what} failed:\n" + "\n".join(tail)
 data = {
     "ok": not failed_step,
     "failed_step": failed_step or None,
     "error": error,
     "keras": keras_spec,
     "keras_source": keras_source,
+    "keras_commit": commit or None,
     "keras_version": packages.get("keras-nightly") or packages.get("keras"),
     "requested": backend_args,
     "plugins": plugin_args,

@@ -10,10 +10,11 @@ are untrusted data: nothing in them is executed or trusted until checked.
 1. read the artifact: one PR number and head SHA (pr.json, all copies alike)
    and the records (each validated by bench's validator; a bad one is left
    out and named in the comment);
-2. check the claim against GitHub (`gh api`): the PR's head SHA must be the
-   head SHA of the pr-bench run (a `pull_request` run), or, for a maintainer's
-   `workflow_dispatch` run, the run's title must name that PR (the title comes
-   from the default branch's workflow, not from the PR);
+2. check the claim against GitHub (`gh api`): pr-bench runs only as a
+   maintainer's `workflow_dispatch` (or pr-command.yml's, for a `/benchmark`
+   comment), whose title "pr-bench #<pr> @ <sha>" comes from the default
+   branch's workflow and its inputs, not from the PR: the artifact must claim
+   that PR and that SHA, and the SHA must still be the PR's head;
 3. `bench compare --base DATA_DIR --head RECORD...` (markdown);
 4. create or update the one comment that carries the hidden marker, written
    by COMMENT_AUTHOR; the same text goes to the job summary.
@@ -126,21 +127,15 @@ def _claim(path: Path) -> tuple[int, str]:
 
 def verify(artifact: Artifact, repo: str, event: str, run_head_sha: str, run_title: str) -> None:
     """Tie the artifact's PR number to the run that made it, via GitHub's own data."""
+    if event != "workflow_dispatch":
+        raise Refused(f"run event is {event!r}; expected workflow_dispatch (pr-bench has no other trigger)")
+    expected = f"pr-bench #{artifact.pr} @ {artifact.head_sha}"
+    if run_title != expected:
+        raise Refused(f"the run title is {run_title!r}; expected {expected!r} (the PR and SHA the artifact claims)")
     pull = _gh_json(["api", f"repos/{repo}/pulls/{artifact.pr}"])
     pr_head = pull.get("head", {}).get("sha")
-    if event == "pull_request":
-        if not (run_head_sha == artifact.head_sha == pr_head):
-            raise Refused(
-                f"PR #{artifact.pr} has head {pr_head}, the run was for {run_head_sha!r} and the "
-                f"artifact says {artifact.head_sha}; expected all three equal"
-            )
-    elif event == "workflow_dispatch":
-        if not re.search(rf"#{artifact.pr}\b", run_title):
-            raise Refused(f"the run title {run_title!r} does not name PR #{artifact.pr}")
-        if artifact.head_sha != pr_head:
-            raise Refused(f"PR #{artifact.pr} has head {pr_head}; the artifact says {artifact.head_sha}")
-    else:
-        raise Refused(f"run event is {event!r}; expected pull_request or workflow_dispatch")
+    if artifact.head_sha != pr_head:
+        raise Refused(f"PR #{artifact.pr} has head {pr_head}; the artifact says {artifact.head_sha}")
 
 
 def render(artifact: Artifact, data: Path, run_url: str) -> str:

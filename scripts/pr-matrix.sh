@@ -10,7 +10,8 @@
 # step's $GITHUB_OUTPUT). Inputs from the environment:
 #   GITHUB_REPOSITORY  owner/name
 #   PR_NUMBER          the pull request
-#   HEAD_SHA           its head commit when the event gave it (else asked for)
+#   HEAD_SHA           the head commit the maintainer reviewed (the dispatch input):
+#                      refused (exit 1, one line) when the PR's head is another commit
 #   BACKENDS           a maintainer's explicit choice (comma-separated): skips
 #                      the changed-files filter
 #   BENCH_PYTHON       the Python with bench's requirements (default python3)
@@ -23,9 +24,13 @@ pr="${PR_NUMBER:?set PR_NUMBER}"
 python="${BENCH_PYTHON:-python3}"
 cd "$(dirname "$0")/.."
 
-head_sha="${HEAD_SHA:-}"
-[[ -n "$head_sha" ]] || head_sha="$(gh api "repos/$repo/pulls/$pr" --jq .head.sha)"
-[[ "$head_sha" =~ ^[0-9a-f]{40}$ ]] || { echo "pr-matrix: error: head SHA of PR #$pr is '$head_sha'; expected 40 hex digits" >&2; exit 2; }
+head_sha="${HEAD_SHA:?set HEAD_SHA to the reviewed head commit}"
+[[ "$head_sha" =~ ^[0-9a-f]{40}$ ]] || { echo "pr-matrix: error: HEAD_SHA is '$head_sha'; expected the 40 lowercase hex digits of the reviewed commit" >&2; exit 2; }
+now="$(gh api "repos/$repo/pulls/$pr" --jq .head.sha)"
+if [[ "$now" != "$head_sha" ]]; then
+  echo "::error title=PR head moved::PR #$pr has head $now, not the reviewed $head_sha; review the new commits and dispatch again"
+  exit 1
+fi
 printf 'pr=%s\nhead_sha=%s\n' "$pr" "$head_sha" >> "$out"
 
 if [[ -n "${BACKENDS:-}" ]]; then

@@ -19,11 +19,12 @@ branch="${DATA_BRANCH:-gh-pages}"
 # shellcheck source=scripts/git-auth.sh
 source "$here/git-auth.sh"
 
-mapfile -t records < <(find "$src" -name '*.json' -type f | LC_ALL=C sort)
-if [[ ${#records[@]} -eq 0 ]]; then
+count="$(find "$src" -name '*.json' -type f | wc -l | tr -d ' ')"
+if [[ "$count" -eq 0 ]]; then
   echo "publish-records: no record below $src; nothing to publish" >&2
   exit 0
 fi
-echo "publish-records: ${#records[@]} record(s) -> $branch" >&2
+echo "publish-records: $count record(s) -> $branch" >&2
 cd "$(dirname "$here")"
-exec "${BENCH_PYTHON:-python3}" -m bench publish --repo "$repo" --branch "$branch" "${records[@]}"
+# A folder argument: bench publish takes every *.json below it.
+exec "${BENCH_PYTHON:-python3}" -m bench publish --repo "$repo" --branch "$branch" "$src"

@@ -10,22 +10,44 @@
 #   BENCH_INSTALL_LOG            its install log; passed on when the file exists, so a
 #                                failed install is recorded as failed/install
 #   BENCH_MODELS, BENCH_MODES    subsets, comma-separated (default: all)
-#   BENCH_KERAS_REF              set when a keras git ref was installed: the record
-#                                says keras_source git:<ref> and never becomes a point
+#   BENCH_KERAS_REF              set when a keras git ref was installed, BENCH_KERAS_VERSION
+#                                when a pinned nightly was: the record says keras_source
+#                                git / pinned and never becomes a point
+#   BENCH_NIGHT                  the night the run is for (run.night; scripts/night.py)
+# When the job's set-up failed so that bench itself cannot run (no virtual
+# environment: the runner's prerequisites, the venv or bench's own
+# requirements failed; the install log says which), the record is written by
+# scripts/install-failure.py with the runner's python3 instead: every
+# benchmark failed/install, so the night still has a record.
 # Prints the record paths (bench run's stdout).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$(dirname "$here")"   # `python -m bench` from this checkout
 python="${BENCH_VENV:-.bench-venv}/bin/python"
-[[ -x "$python" ]] || { echo "run-bench: error: '$python' not found; expected the virtual environment of scripts/install-backend.sh (BENCH_VENV)" >&2; exit 2; }
+setup_failed=""
+[[ -x "$python" ]] || setup_failed="no virtual environment at $python"
+if [[ -z "$setup_failed" && -n "${BENCH_INSTALL_LOG:-}" && -f "$BENCH_INSTALL_LOG" ]] \
+   && grep -Eq '"failed_step": "(prerequisites|venv|harness)"' "$BENCH_INSTALL_LOG"; then
+  setup_failed="bench's own requirements are not installed"
+fi
+if [[ -n "$setup_failed" ]]; then
+  echo "run-bench: $setup_failed; writing the install-failure record" >&2
+  fallback="${BENCH_PYTHON:-python3}"
+  command -v "$fallback" >/dev/null 2>&1 || fallback=python3
+  exec "$fallback" scripts/install-failure.py
+fi
 
 args=(run --backend "${BENCH_BACKEND:?set BENCH_BACKEND}" --device "${BENCH_DEVICE:?set BENCH_DEVICE}"
       --out "${BENCH_OUT:?set BENCH_OUT}")
 [[ -n "${BENCH_MODELS:-}" ]] && args+=(--models "$BENCH_MODELS")
 [[ -n "${BENCH_MODES:-}" ]] && args+=(--modes "$BENCH_MODES")
-[[ -n "${BENCH_KERAS_REF:-}" ]] && args+=(--keras-source "git:$BENCH_KERAS_REF")
+if [[ -n "${BENCH_KERAS_REF:-}" ]]; then
+  args+=(--keras-source git)
+elif [[ -n "${BENCH_KERAS_VERSION:-}" ]]; then
+  args+=(--keras-source pinned)
+fi
 [[ -n "${BENCH_INSTALL_LOG:-}" && -f "$BENCH_INSTALL_LOG" ]] && args+=(--install-log "$BENCH_INSTALL_LOG")
 
 mkdir -p "$BENCH_OUT"
-exec "$python" -m bench "${args[@]}" "$@"
+exec "$python" -m bench ${args[@]+"${args[@]}"} ${1+"$@"}

@@ -270,7 +270,7 @@ def test_pr_matrix_runs_only_the_backends_the_pr_touches(gh, tmp_path):
     (root / "pulls" / "7.files").write_text("bench/measure/backends/openvino.py\nREADME.md\n")
     out_file = tmp_path / "out"
     out = _run(["bash", SCRIPTS / "pr-matrix.sh", str(out_file)],
-               env={**env, "PR_NUMBER": "7", "BENCH_PYTHON": sys.executable})
+               env={**env, "PR_NUMBER": "7", "HEAD_SHA": SHA, "BENCH_PYTHON": sys.executable})
     assert out.returncode == 0, out.stderr
     lines = dict(line.split("=", 1) for line in out_file.read_text().splitlines())
     assert lines["pr"] == "7" and lines["head_sha"] == SHA and lines["count"] == "1"
@@ -301,7 +301,7 @@ def pr_setup(gh, tmp_path):
         write(make_record([ok("mlp", "predict", 80.0, samples=[80.0, 80.5, 79.5])], backend=backend,
                           event="pull_request", run_id="9"), folder / "records")
         (folder / "pr.json").write_text(json.dumps({"pr": 5, "head_sha": SHA}))
-    env = {**env, "RUN_EVENT": "pull_request", "RUN_HEAD_SHA": SHA, "RUN_TITLE": "pr-bench #5",
+    env = {**env, "RUN_EVENT": "workflow_dispatch", "RUN_HEAD_SHA": OTHER_SHA, "RUN_TITLE": f"pr-bench #5 @ {SHA}",
            "RUN_URL": "https://github.example/runs/9", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")}
     return root, env, artifacts, data
 
@@ -335,18 +335,21 @@ def test_pr_comment_creates_one_sticky_comment_then_updates_it(pr_setup):
 
 def test_pr_comment_refuses_an_artifact_whose_sha_is_not_the_runs(pr_setup):
     root, env, artifacts, data = pr_setup
-    out = _comment({**env, "RUN_HEAD_SHA": OTHER_SHA}, artifacts, data)
+    out = _comment({**env, "RUN_TITLE": f"pr-bench #5 @ {OTHER_SHA}"}, artifacts, data)
     assert out.returncode == 1
-    assert f"PR #5 has head {SHA}, the run was for '{OTHER_SHA}'" in out.stderr
+    assert f"the run title is 'pr-bench #5 @ {OTHER_SHA}'; expected 'pr-bench #5 @ {SHA}'" in out.stderr
     assert not (root / "comments" / "5.json").exists()
 
 
-def test_pr_comment_dispatch_run_must_name_the_pr_in_its_title(pr_setup):
+def test_pr_comment_takes_only_a_dispatched_run_whose_title_names_the_pr_and_sha(pr_setup):
     root, env, artifacts, data = pr_setup
-    out = _comment({**env, "RUN_EVENT": "workflow_dispatch", "RUN_TITLE": "pr-bench #6"}, artifacts, data)
-    assert out.returncode == 1 and "does not name PR #5" in out.stderr
-    ok_run = _comment({**env, "RUN_EVENT": "workflow_dispatch", "RUN_HEAD_SHA": OTHER_SHA}, artifacts, data)
-    assert ok_run.returncode == 0, ok_run.stderr
+    out = _comment({**env, "RUN_TITLE": f"pr-bench #6 @ {SHA}"}, artifacts, data)
+    assert out.returncode == 1 and f"expected 'pr-bench #5 @ {SHA}'" in out.stderr
+    pr_run = _comment({**env, "RUN_EVENT": "pull_request"}, artifacts, data)
+    assert pr_run.returncode == 1 and "run event is 'pull_request'; expected workflow_dispatch" in pr_run.stderr
+    (root / "pulls" / "5.json").write_text(json.dumps({"number": 5, "head": {"sha": OTHER_SHA}}))
+    moved = _comment(env, artifacts, data)
+    assert moved.returncode == 1 and f"PR #5 has head {OTHER_SHA}; the artifact says {SHA}" in moved.stderr
 
 
 def test_pr_comment_leaves_out_invalid_records_and_names_them(pr_setup):
@@ -457,3 +460,211 @@ def test_update_readme_warns_when_the_branch_refuses_every_push(readme_repo):
     assert out.returncode == 1
     assert "::error title=README not updated::could not push the table to main after 5 attempts" in out.stdout
     assert _log(bare) == ["init"]
+
+
+# --- a clean job on a self-hosted runner: check-runner.sh, job-paths.sh ----
+
+def _bin(tmp_path, tools, extra=None):
+    """A PATH folder with only `tools` (links to the real ones) plus `extra` scripts."""
+    folder = tmp_path / "runner-bin"
+    folder.mkdir()
+    import shutil
+    for tool in tools:
+        (folder / tool).symlink_to(shutil.which(tool))
+    for name, text in (extra or {}).items():
+        (folder / name).write_text(text)
+        (folder / name).chmod(0o755)
+    return str(folder)
+
+
+# POSIX sh as Debian's /bin/sh: the step scripts must not need bash there.
+DASH = __import__("shutil").which("dash") or "/bin/sh"
+BASE_TOOLS = ["sh", "bash", "sed", "mkdir", "dirname", "git", "head", "tr", "grep", "cat", "rm"]
+OLD_PYTHON = "#!/bin/sh\n[ \"$1\" = -V ] && echo 'Python 3.9.6'\nexit 1\n"
+
+
+def test_check_runner_finds_a_python_and_names_it_for_the_next_steps(tmp_path):
+    path = _bin(tmp_path, BASE_TOOLS, {"python3": f"#!/bin/sh\nexec {sys.executable} \"$@\"\n"})
+    env_file = tmp_path / "github_env"
+    out = _run([DASH, SCRIPTS / "check-runner.sh", str(env_file)],
+               env={"PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": ""})
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert env_file.read_text() == f"BENCH_PYTHON={path}/python3\n"
+    assert out.stdout.startswith("check-runner: Python 3.")
+
+
+def test_check_runner_without_python_says_so_in_one_line_and_the_job_still_records_install(tmp_path):
+    # macOS's own python3 is 3.9: not enough for bench, enough for the failure record.
+    path = _bin(tmp_path, BASE_TOOLS, {"python3": OLD_PYTHON})
+    rt = tmp_path / "rt"
+    paths = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt)}, check=True).stdout
+    job = dict(line.split("=", 1) for line in paths.splitlines())
+    env_file = tmp_path / "github_env"
+    out = _run([DASH, SCRIPTS / "check-runner.sh", str(env_file)],
+               env={**job, "PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": ""})
+    assert out.returncode == 1
+    (error,) = [line for line in out.stdout.splitlines() if line.startswith("::error")]
+    assert error.startswith("::error title=runner prerequisites::no Python >= 3.11 with the venv module on this runner")
+    assert "Python 3.9.6" in error
+    assert not env_file.exists()
+    assert json.loads(Path(job["BENCH_INSTALL_LOG"]).read_text())["failed_step"] == "prerequisites"
+    # The Benchmark step (if: !cancelled()) finds no virtual environment and writes the record.
+    written = _run(["bash", SCRIPTS / "run-bench.sh"], env={
+        **job, "BENCH_PYTHON": sys.executable, "BENCH_BACKEND": "mlx", "BENCH_KERAS_BACKEND": "mlx",
+        "BENCH_DEVICE": "apple-m4", "BENCH_ALL_MODELS": "cnn,mlp", "BENCH_ALL_MODES": "train,predict",
+        "BENCH_MODELS": "", "BENCH_MODES": "", "BENCH_NIGHT": "2026-12-01", "GITHUB_RUN_ID": "77",
+        "GITHUB_RUN_ATTEMPT": "2", "GITHUB_EVENT_NAME": "schedule", "GITHUB_REPOSITORY": REPO,
+        "BENCH_KERAS_VERSION": "", "BENCH_KERAS_REF": ""})
+    assert written.returncode == 0, written.stderr
+    assert "no virtual environment" in written.stderr
+    from bench.records import record
+    rec = record.load(written.stdout.strip())
+    assert Path(written.stdout.strip()).name == "mlx--apple-m4--77-2.json"
+    assert [(r.model, r.mode, r.status, r.error.kind) for r in rec.results] == [
+        ("cnn", "train", "failed", "install"), ("cnn", "predict", "failed", "install"),
+        ("mlp", "train", "failed", "install"), ("mlp", "predict", "failed", "install")]
+    assert rec.results[0].error.message.startswith("set-up step 'prerequisites' failed: no Python >= 3.11")
+    assert rec.night.isoformat() == "2026-12-01" and rec.is_nightly
+    assert rec.url == f"https://github.com/{REPO}/actions/runs/77"
+
+
+def test_install_failure_record_says_pinned_or_git(tmp_path):
+    env = {"BENCH_BACKEND": "jax", "BENCH_DEVICE": "rtx-5070-ti", "BENCH_OUT": str(tmp_path),
+           "BENCH_ALL_MODELS": "mlp", "BENCH_ALL_MODES": "predict", "BENCH_KERAS_VERSION": "3.14.0.dev1",
+           "BENCH_KERAS_REF": "", "GITHUB_RUN_ID": "", "BENCH_INSTALL_LOG": ""}
+    from bench.records import record
+    out = _run([sys.executable, SCRIPTS / "install-failure.py"], env=env, check=True)
+    assert record.load(out.stdout.strip()).environment["keras_source"] == "pinned"
+    missing = _run([sys.executable, SCRIPTS / "install-failure.py"], env={**env, "BENCH_ALL_MODES": ""})
+    assert missing.returncode == 2 and "BENCH_ALL_MODES is not set" in missing.stderr
+
+
+def test_a_job_with_the_clean_home_reads_nothing_an_earlier_job_planted(tmp_path):
+    # A stand-in for the runner user's real home, with what a malicious job
+    # could leave there: a pip.conf pointing at its own index and a .pth file
+    # in the user site-packages (run by every Python start).
+    real_home = tmp_path / "real-home"
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    user_site = _run([base_python, "-c", "import site; print(site.getusersitepackages())"],
+                     env={"HOME": str(real_home)}, check=True).stdout.strip()
+    Path(user_site).mkdir(parents=True)
+    mark = tmp_path / "pwned"
+    Path(user_site, "evil.pth").write_text(f"import pathlib; pathlib.Path({str(mark)!r}).write_text('planted')\n")
+    (real_home / ".config" / "pip").mkdir(parents=True)
+    (real_home / ".config" / "pip" / "pip.conf").write_text("[global]\nindex-url = https://evil.example/simple\n")
+    planted = {"HOME": str(real_home), "PYTHONNOUSERSITE": "", "PIP_CONFIG_FILE": "", "XDG_CONFIG_HOME": ""}
+    pip_config = [sys.executable, "-m", "pip", "config", "list"]
+    # Without the clean start both are picked up: the test can tell.
+    _run([base_python, "-c", "pass"], env=planted, check=True)
+    assert mark.read_text() == "planted"
+    assert "evil.example" in _run(pip_config, env=planted, check=True).stdout
+    mark.unlink()
+    # With job-paths.sh's environment (what $GITHUB_ENV gives every later step): neither.
+    rt = tmp_path / "rt"
+    lines = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt)}, check=True).stdout
+    clean = {**planted, **dict(line.split("=", 1) for line in lines.splitlines())}
+    _run([base_python, "-c", "pass"], env=clean, check=True)
+    assert not mark.exists()
+    assert "evil.example" not in _run(pip_config, env=clean, check=True).stdout
+    assert str(real_home) not in _run([base_python, "-c", "import os, sys; print(os.path.expanduser('~'), sys.path)"],
+                                      env=clean, check=True).stdout
+
+
+# --- provenance and gh failures: collect-artifacts.sh, require-default-branch.sh
+
+def _run_fields(root, run, **fields):
+    (root / "runs" / f"{run}.json").write_text(json.dumps(fields))
+
+
+def test_collect_takes_only_this_repositorys_own_nightly_runs_on_the_default_branch(gh, tmp_path):
+    root, env = gh
+    for run in (21, 22, 23, 24, 25):
+        _artifact(root, run, f"record-{run}-1-local-cpu-jax", [make_record([ok("mlp", "predict", 1.0)], run_id=str(run))])
+    _run_fields(root, 22, head_repository={"full_name": "mallory/keras-nightly-bench"}, event="workflow_dispatch")
+    _run_fields(root, 23, event="pull_request")
+    _run_fields(root, 24, event="workflow_dispatch", head_branch="feature")
+    _run_fields(root, 25, path=".github/workflows/evil.yml")
+    summary = tmp_path / "summary.md"
+    out = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "all")],
+               env={**env, "GITHUB_STEP_SUMMARY": str(summary)})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "1"
+    assert _records_below(tmp_path / "all") == ["21/record-21-1-local-cpu-jax/jax--local-cpu--21-1.json"]
+    refused = [line for line in out.stderr.splitlines() if "refused" in line]
+    assert refused == [
+        f"collect-artifacts: run 22 refused: head repository is 'mallory/keras-nightly-bench', expected {REPO}",
+        "collect-artifacts: run 23 refused: event is 'pull_request', expected schedule or workflow_dispatch",
+        "collect-artifacts: run 24 refused: branch is 'feature', expected the default branch main",
+    ]  # run 25 is another workflow's: not even listed as nightly.yml's
+    assert summary.read_text().count("refused") == 3
+    one = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "one")], env={**env, "RUN_ID": "25"})
+    assert one.returncode == 0 and one.stdout.strip() == "0"
+    assert "run 25 refused: workflow is '.github/workflows/evil.yml', expected .github/workflows/nightly.yml" in one.stderr
+
+
+@pytest.mark.parametrize("broken", ["actions/workflows", "download", "default_branch"])
+def test_a_gh_failure_fails_the_collect_step(gh, tmp_path, broken):
+    root, env = gh
+    _artifact(root, 31, "record-31-1-local-cpu-jax", [make_record([ok("mlp", "predict", 1.0)], run_id="31")])
+    out = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "x")], env={**env, "FAKE_GH_FAIL": broken})
+    assert out.returncode != 0, out.stdout + out.stderr
+    assert out.stdout == ""  # no count: the publish step after it does not run
+    assert "HTTP 502" in out.stderr
+
+
+def test_publish_off_the_default_branch_is_refused_in_one_line(gh):
+    _, env = gh
+    out = _run(["bash", SCRIPTS / "require-default-branch.sh"], env={**env, "REF_NAME": "feature/x"})
+    assert out.returncode == 1
+    assert out.stdout == ("::error title=publish refused::this run is on branch 'feature/x'; publish runs only "
+                          "on the default branch 'main' (dispatch it there)\n")
+    assert _run(["bash", SCRIPTS / "require-default-branch.sh"], env={**env, "REF_NAME": "main"}).returncode == 0
+
+
+# --- trusted PR triggers: pr-matrix.sh (head moved), pr-dispatch.sh --------
+
+def test_pr_matrix_refuses_when_the_pr_head_moved_since_review(gh, tmp_path):
+    root, env = gh
+    (root / "pulls").mkdir()
+    (root / "pulls" / "7.json").write_text(json.dumps({"head": {"sha": OTHER_SHA}}))
+    out = _run(["bash", SCRIPTS / "pr-matrix.sh", str(tmp_path / "o")],
+               env={**env, "PR_NUMBER": "7", "HEAD_SHA": SHA, "BENCH_PYTHON": sys.executable})
+    assert out.returncode == 1
+    assert f"::error title=PR head moved::PR #7 has head {OTHER_SHA}, not the reviewed {SHA}" in out.stdout
+
+
+@pytest.fixture
+def dispatch_env(gh):
+    root, env = gh
+    (root / "pulls").mkdir()
+    (root / "pulls" / "8.json").write_text(json.dumps({"head": {"sha": SHA}}))
+    return root, {**env, "PR_NUMBER": "8", "DEFAULT_BRANCH": "main", "AUTHOR_ASSOCIATION": "MEMBER"}
+
+
+def _dispatched(root):
+    path = root / "workflow-runs.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+@pytest.mark.parametrize("body", ["/benchmark", "/benchmark aaaaaaa\nplease", "/benchmark " + SHA])
+def test_a_maintainers_benchmark_comment_dispatches_the_head_commit(dispatch_env, body):
+    root, env = dispatch_env
+    out = _run(["bash", SCRIPTS / "pr-dispatch.sh"], env={**env, "COMMENT_BODY": body})
+    assert out.returncode == 0, out.stdout + out.stderr
+    (run,) = _dispatched(root)
+    assert run["workflow"] == "pr-bench.yml" and run["inputs"] == {"pr": "8", "sha": SHA}
+    assert run["argv"][run["argv"].index("--ref") + 1] == "main"
+
+
+@pytest.mark.parametrize("association, body, message", [
+    ("NONE", "/benchmark", "comment author association is 'NONE'"),
+    ("CONTRIBUTOR", "/benchmark", "comment author association is 'CONTRIBUTOR'"),
+    ("MEMBER", "/benchmark bbbbbbb", f"PR #8 has head {SHA}, not bbbbbbb; it moved since the comment"),
+    ("MEMBER", "/benchmark $(id)", "is not a commit SHA"),
+    ("MEMBER", "/benchmarks", "first line is not '/benchmark'"),
+])
+def test_a_benchmark_comment_is_refused_unless_it_is_a_maintainers_for_the_head(dispatch_env, association, body, message):
+    root, env = dispatch_env
+    out = _run(["bash", SCRIPTS / "pr-dispatch.sh"], env={**env, "AUTHOR_ASSOCIATION": association, "COMMENT_BODY": body})
+    assert out.returncode == 1 and message in out.stdout
+    assert _dispatched(root) == []

@@ -19,26 +19,28 @@ from datetime import datetime
 from pathlib import Path
 from typing import Mapping
 
-from bench.records.record import NIGHTLY, format_time
+from bench.records.record import NIGHTLY, format_time, parse_night
 
 
 def run_info(environ: Mapping[str, str], now: datetime, token: str | None = None) -> dict:
     """The record's `run` block (without finished_at).
 
     GITHUB_RUN_ID -> id, GITHUB_RUN_ATTEMPT -> attempt, GITHUB_EVENT_NAME ->
-    event, GITHUB_REPOSITORY, GITHUB_SHA -> commit, and the run's URL.
+    event, GITHUB_REPOSITORY, GITHUB_SHA -> commit, the run's URL, and
+    BENCH_NIGHT -> night (the night a rerun is for, docs/DESIGN.md 'Points').
     Otherwise id "local-<UTC yyyymmddThhmmss>-<6 hex>", attempt 1, event "local".
     """
     run_id = environ.get("GITHUB_RUN_ID")
+    night = _night(environ)
     if not run_id:
         token = token or secrets.token_hex(3)
         return {"id": f"local-{now:%Y%m%dT%H%M%S}-{token}", "attempt": 1, "event": "local",
-                "started_at": format_time(now)}
+                "started_at": format_time(now), **night}
     attempt = environ.get("GITHUB_RUN_ATTEMPT", "1")
     if not attempt.isdigit() or int(attempt) < 1:
         raise ValueError(f"GITHUB_RUN_ATTEMPT is {attempt!r}; expected a positive integer")
     info = {"id": run_id, "attempt": int(attempt), "event": environ.get("GITHUB_EVENT_NAME", "unknown"),
-            "started_at": format_time(now)}
+            "started_at": format_time(now), **night}
     repo = environ.get("GITHUB_REPOSITORY")
     if repo:
         info["repository"] = repo
@@ -47,6 +49,16 @@ def run_info(environ: Mapping[str, str], now: datetime, token: str | None = None
     if environ.get("GITHUB_SHA"):
         info["commit"] = environ["GITHUB_SHA"]
     return info
+
+
+def _night(environ: Mapping[str, str]) -> dict:
+    """{"night": "YYYY-MM-DD"} from BENCH_NIGHT (the workflow's setup job
+    decides the night once for every job of the run: scripts/night.py), or {}."""
+    text = environ.get("BENCH_NIGHT", "")
+    if not text:
+        return {}
+    parse_night(text, "BENCH_NIGHT")  # RecordError: one line naming BENCH_NIGHT
+    return {"night": text}
 
 
 def capture(*, versions: Mapping[str, str], children: list[dict], accelerator: str,
@@ -75,6 +87,9 @@ def capture(*, versions: Mapping[str, str], children: list[dict], accelerator: s
         env["settings"] = settings
     if install_log is not None:
         env["install"] = install_log
+        # A Keras installed from git: the exact commit pip resolved the ref to.
+        if isinstance(install_log.get("keras_commit"), str) and install_log["keras_commit"]:
+            env["keras_commit"] = install_log["keras_commit"]
     return env
 
 
