@@ -191,6 +191,9 @@ def test_plots_draw_dollars_and_huge_values_as_they_are(tmp_path, capsys):
     assert len(plots) == 2 * len(plotted) + 1  # cnn and mlp per case, and the overview
     assert any(name.startswith("jax--dev-model-with-dollars--cnn_x_2_-") for name in plots)
     assert any(name.startswith("jax--dev-model-unbalanced-mathtext--a_b_frac_-") for name in plots)
+    from bench.present.plots import plot_name
+    long_key, other = ("a" * 64, "b" * 64, "c" * 128, "d" * 128), ("a" * 64, "b" * 64, "c" * 128, "e" * 128)
+    assert len(plot_name(long_key)) <= 204 and plot_name(long_key) != plot_name(other)  # under 255 bytes
 
 
 def test_report_html_and_json_escape_and_parse(data, tmp_path, capsys):

@@ -30,6 +30,7 @@ COLORS = {s: colour(s) for s in ("Regressed", "Failed", "Faster", "Watch", "Stal
 # parsed as mathtext or TeX, so a '$' or a backslash in a model name is just
 # a character (mathtext raised ValueError on an unbalanced '$').
 PLAIN = {"parse_math": False, "usetex": False}
+MAX_NAME = 200  # characters of a plot's file name before .png
 PLOT_RANGE = (1e-200, 1e200)  # values a y axis can tick (see _plottable)
 OVERVIEW_NIGHTS = 90  # the overview shows the recent past; the per-series plot all of it
 
@@ -41,7 +42,10 @@ def plot_name(key: SeriesKey) -> str:
     labels that differ only in unsafe characters ('a$b', 'a_b') never share
     (and overwrite) one PNG.
     """
-    return "--".join(_name_part(part) for part in key) + ".png"
+    name = "--".join(_name_part(part) for part in key)
+    if len(name) > MAX_NAME:  # file systems stop at 255 bytes: keep a prefix and a hash of the whole key
+        name = f"{name[:MAX_NAME - 14]}--{hashlib.sha1(repr(key).encode('utf-8', 'surrogatepass')).hexdigest()[:12]}"
+    return name + ".png"
 
 
 def _name_part(label: str) -> str:

@@ -73,12 +73,13 @@ class Limits:
     results: int = 200
     samples: int = 10_000
     string_chars: int = 20_000
-    label_chars: int = 128
+    label_chars: int = 64   # three of them and the attempt name the file: under 255 bytes
+    attempts: int = 1000    # run.attempt; GitHub allows far fewer re-runs
     depth: int = 16
     ahead: timedelta = timedelta(hours=26)
 
     def __post_init__(self):
-        for name in ("file_bytes", "results", "samples", "string_chars", "label_chars", "depth"):
+        for name in ("file_bytes", "results", "samples", "string_chars", "label_chars", "attempts", "depth"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"Limits.{name} is {v!r}; expected an integer >= 1")
@@ -292,6 +293,8 @@ def _labels(rec: RunRecord, gate: Gate, path: Path) -> str | None:
         if len(label) > n or not LABEL.fullmatch(label):
             return (f"field {where} is {_show(label)}; expected a label of letters, digits, '.', '_' and '-' "
                     f"starting with a letter or digit, at most {n} characters (it names the file on the branch)")
+    if rec.attempt > gate.limits.attempts:
+        return f"field run.attempt is {rec.attempt}; expected at most {gate.limits.attempts}"
     for i, r in enumerate(rec.data["results"]):
         for name in ("model", "mode"):
             label = r[name]

@@ -131,6 +131,11 @@ CASES = {
                            "run.event is 'pull_request'; expected 'schedule'", "ok"),
     "attempt_not_yet_run": (text(edit(**{"run.attempt": 7})), "refused", "run.attempt is 7; expected at most 1", "ok"),
     # -- labels: path tricks, look-alikes, invisible characters ----------------
+    "device_65_characters": (text(edit(**{"target.device": "d" * 65})), "refused",
+                             "at most 64 characters (it names the file on the branch)", "ok"),
+    "attempt_huge": (text(edit(**{"run.attempt": 10 ** 300})), "refused", "expected at most 1", "ok"),
+    "model_200_characters": (text(edit(**{"results.0.model": "m" * 200})), "refused",
+                             "field results[0].model is 'mmmm", "ok"),
     "device_path_traversal": (text(edit(**{"target.device": "../../../etc/passwd"})), "refused",
                               "field target.device is '../../../etc/passwd'", "ok"),
     "backend_with_slash": (text(edit(**{"target.backend": "jax/../../x"})), "refused", "field target.backend", "ok"),
