@@ -41,3 +41,10 @@ def test_bad_settings_and_values_are_refused_with_the_value():
         latency.Latency((1.0, -1.0))
     with pytest.raises(ValueError, match="empty"):
         latency.Latency(())
+
+
+def test_workers_combine_to_the_median_worker_figures():
+    blocks = [{"p50_ms": p, "p90_ms": p + 1, "p99_ms": p + 5, "mean_ms": p, "calls": 200, "path": "predict_on_batch"}
+              for p in (0.30, 0.22, 0.16)]
+    assert latency.combine(blocks) == {"p50_ms": 0.22, "p90_ms": 1.22, "p99_ms": 5.22, "mean_ms": 0.22,
+                                       "calls": 600, "path": "predict_on_batch", "workers": 3}

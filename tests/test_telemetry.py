@@ -229,7 +229,7 @@ def test_open_meter_picks_nvml_for_cuda_and_rapl_for_cpu():
 def test_memory_block_host_only_on_a_cpu_backend():
     backend = SimpleNamespace(NAME="openvino", device_peak_bytes=lambda: None)
     assert usage.memory_block(backend, host=lambda: 123_456_789) == {
-        "host_peak_bytes": 123_456_789, "device_peak_bytes": None,
+        "host_peak_bytes": 123_456_789, "device_peak_bytes": None, "host_peak_scope": "process",
         "unavailable": {"device": "the openvino backend reports no device memory here (CPU device)"}}
 
 
@@ -242,8 +242,22 @@ def test_memory_block_device_source_that_errors_is_unavailable():
     assert got["unavailable"] == {"device": "device: RuntimeError: CUDA error: unspecified launch failure"}
 
 
-def test_host_peak_is_this_process_peak_rss():
+def test_host_peak_is_this_process_peak_rss_and_resets_per_benchmark(tmp_path):
     assert usage.host_peak_bytes() > 10 * 2**20
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n")
+    assert usage.host_peak_bytes(status) == 204800 * 1024
+    resets = []
+    backend = SimpleNamespace(reset_device_peak=lambda: resets.append("device"))
+    assert usage.reset_peaks(backend, clear_refs=tmp_path / "clear_refs") is True
+    assert (tmp_path / "clear_refs").read_text() == "5" and resets == ["device"]
+    assert usage.reset_peaks(None, clear_refs=tmp_path / "no" / "clear_refs") is False
+
+
+def test_memory_block_says_its_scope():
+    backend = SimpleNamespace(NAME="torch", device_peak_bytes=lambda: 7)
+    assert usage.memory_block(backend, host=lambda: 5, scope="benchmark") == {
+        "host_peak_bytes": 5, "device_peak_bytes": 7, "host_peak_scope": "benchmark", "unavailable": {}}
 
 
 # -- the environment block ------------------------------------------------------
@@ -258,3 +272,15 @@ def test_environment_block_takes_the_nvml_driver_and_the_keras_config():
     assert env["keras_config"] == {"floatx": "float32", "dtype_policy": "mixed_float16"}
     assert env["threads"]["env"] == {"OMP_NUM_THREADS": "4"} and env["threads"]["backend_threads"] == 8
     assert env["telemetry_end"] == end and env["cpu_state"] == {"model": "Ryzen"}
+
+
+def test_a_results_memory_and_energy_are_the_median_workers():
+    def worker(host, device, joules):
+        energy = {"joules_per_1000_samples": joules, "source": "nvml"} if joules else {"unavailable": "nvml: gone"}
+        return {"memory": {"host_peak_bytes": host, "device_peak_bytes": device, "host_peak_scope": "benchmark",
+                           "unavailable": {}}, "energy": energy}
+
+    got = usage.combine([worker(500, 70, 2.0), worker(400, None, None), worker(900, 50, 3.0)])
+    assert got["memory"]["host_peak_bytes"] == 500 and got["memory"]["device_peak_bytes"] == 70
+    assert got["energy"] == {"joules_per_1000_samples": 2.5, "source": "nvml"}
+    assert usage.combine([worker(1, None, None)])["energy"] == {"unavailable": "nvml: gone"}

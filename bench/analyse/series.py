@@ -1,4 +1,4 @@
-"""Series and points (DESIGN.md 'Points').
+"""Series and points (docs/DESIGN.md 'Points').
 
 A series is (backend, device, model, mode). It has one point per UTC night: the
 ok result of the newest nightly run for that night (newest started_at, then
@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Iterable
+from typing import Callable, Iterable
 
+from bench.analyse import envsummary
 from bench.records.newest import is_newer, newness
-from bench.records.record import RunRecord
+from bench.records.record import ErrorInfo, Result, RunRecord
 
 SeriesKey = tuple[str, str, str, str]  # backend, device, model, mode
 
@@ -37,6 +38,9 @@ class Point:
     # packages, driver, runner (env_fingerprint). The change window compares
     # them so that a backend release is not blamed on Keras.
     env: tuple[tuple[str, str], ...] = ()
+    # That night's machine and software as text fields (bench.analyse.envsummary):
+    # the dashboard's tooltip and its "what changed from the previous point".
+    state: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -114,8 +118,13 @@ def _text(v) -> str | None:
     return v if isinstance(v, str) and v else None
 
 
-def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
-    """Group nightly records into series, sorted by key."""
+def build_series(records: Iterable[RunRecord],
+                 results: Callable[[RunRecord], Iterable[Result]] = lambda rec: rec.results,
+                 ) -> dict[SeriesKey, Series]:
+    """Group nightly records into series, sorted by key.
+
+    `results` picks a record's results: the headline ones by default,
+    `derived_results` for the metric series (see `metric_series`)."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
     fails: dict[SeriesKey, list[Failure]] = {}
     skips: dict[SeriesKey, list[Failure]] = {}
@@ -125,14 +134,15 @@ def build_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
         if not rec.is_nightly:
             continue
         t, attempt = rec.started_at, rec.attempt
-        for r in rec.results:
+        state = envsummary.summary(rec.environment, rec.data.get("run"))
+        for r in results(rec):
             key = (rec.backend, rec.device, r.model, r.mode)
             seen[key] = max(seen.get(key, t), t)
             if r.status == "ok":
                 p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
                           rec.keras_version, rec.url, tuple(r.samples), r.unit,
                           keras_commit=_text(rec.environment.get("keras_commit")),
-                          env=env_fingerprint(rec.environment))
+                          env=env_fingerprint(rec.environment), state=state)
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
                 if old is None or is_newer(p, old):
@@ -169,3 +179,83 @@ def parse_key(text: str) -> SeriesKey:
     if len(parts) != 4 or not all(parts):
         raise ValueError(f"series {text!r}; expected BACKEND/DEVICE/MODEL/MODE, e.g. jax/rtx-5070-ti/cnn/train")
     return parts[0], parts[1], parts[2], parts[3]
+
+
+# -- metric series (issue 13) -------------------------------------------------
+# Besides its headline (samples/s, or the p50 in ms for mode "latency"), a
+# result can carry a latency tail, peak memory and energy. Each becomes a
+# series of its own, keyed (backend, device, model, "<mode>.<metric>"), so the
+# headline series keep their identity and every tool that takes a SeriesKey
+# (table, status, plots, site) handles them unchanged. All are smaller-better.
+# metric -> (unit, reads the value from a raw result; None when absent)
+METRICS: dict[str, tuple[str, Callable[[dict], object]]] = {
+    "p99": ("ms", lambda r: _get(r, "latency", "p99_ms")),
+    "host-memory": ("bytes", lambda r: _get(r, "memory", "host_peak_bytes")),
+    "device-memory": ("bytes", lambda r: _get(r, "memory", "device_peak_bytes")),
+    "energy": ("J/1000 samples", lambda r: _get(r, "energy", "joules_per_1000_samples")),
+}
+# What the dashboard's metric filter groups series by.
+GROUPS = {"p99": "latency", "host-memory": "memory", "device-memory": "memory", "energy": "energy"}
+
+
+def _get(r: dict, block: str, name: str):
+    b = r.get(block)
+    return b.get(name) if isinstance(b, dict) else None
+
+
+def _usable(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
+
+
+def metric_of(mode: str) -> str:
+    """The metric a series' mode names: 'throughput' (train, predict),
+    'p50' (latency), or the suffix of a derived mode ('latency.p99' -> 'p99')."""
+    if "." in mode:
+        return mode.rsplit(".", 1)[1]
+    return "p50" if mode == "latency" else "throughput"
+
+
+def is_headline(mode: str) -> bool:
+    """A record's own result (train, predict, latency), not a derived metric series."""
+    return metric_of(mode) in ("throughput", "p50")
+
+
+def metric_group(mode: str) -> str:
+    """throughput | latency | memory | energy: the dashboard's sections."""
+    m = metric_of(mode)
+    return "latency" if m == "p50" else GROUPS.get(m, "throughput")
+
+
+def derived_results(rec: RunRecord) -> list[Result]:
+    """The metric results of one record: an ok result yields one per metric it
+    carries (a missing, unavailable or malformed figure yields none); a failed
+    or skipped one yields the same outcome for every metric, so a metric
+    series shows the failure too (series that never had a point are dropped
+    by `metric_series`)."""
+    out = []
+    for r in rec.data["results"]:
+        for metric, (unit, read) in METRICS.items():
+            if metric == "p99" and r.get("mode") != "latency":
+                continue
+            mode = f"{r['mode']}.{metric}"
+            if r.get("status") == "ok":
+                v = read(r)
+                if _usable(v):
+                    out.append(Result(r["model"], mode, "ok", float(v), unit, "smaller"))
+            else:
+                err = r.get("error")
+                out.append(Result(r["model"], mode, r["status"], None, unit, "smaller",
+                                  error=ErrorInfo(err["kind"], err["message"]) if err else None))
+    return out
+
+
+def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """The derived series (latency p99, host/device peak memory, energy) that have points."""
+    return {k: s for k, s in build_series(records, derived_results).items() if s.points}
+
+
+def all_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """Headline and metric series together, sorted by key (the dashboard's input)."""
+    records = list(records)
+    both = {**build_series(records), **metric_series(records)}
+    return {k: both[k] for k in sorted(both)}

@@ -16,7 +16,7 @@ from bench import config
 from bench.records.history import load_history
 from bench.records.record import parse_time, utc_now
 from bench.present.table import build_rows
-from bench.analyse.series import build_series
+from bench.analyse.series import all_series
 from bench.present.site import TEMPLATE, SiteError, write_site
 
 
@@ -39,7 +39,7 @@ def main(args) -> int:
     data, out = Path(args.data), Path(args.out)
     _refuse_overlap(data, out)
     history = load_history(data)
-    series = build_series(history.records)
+    series = all_series(history.records)  # headline and metric series (latency p99, memory, energy)
     rows = build_rows(series, cfg.trends)
     index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
                        template=args.template, repository=args.repository,

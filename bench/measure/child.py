@@ -113,10 +113,13 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
     try:
         backend = _stage("import", backends.get, spec.keras_backend)
         keras = _stage("import", _import_keras, backend, spec, env_info)
+        # this benchmark's own peak memory, not an earlier one's in the same worker
+        peak_scope = "benchmark" if usage.reset_peaks(backend) else "process"
         model, data = _stage("build", _build, keras, spec)
         env_info["jit"] = getattr(model, "jit_compile", None)  # what jit_compile="auto" resolved to
         measure = _latency if spec.mode == "latency" else _throughput
         result.update(measure(model, data, spec, backend, _device_name(env_info), clock))
+        result["memory"] = usage.memory_block(backend, scope=peak_scope)
     except _Failed as f:
         result.update(status="failed", error=f.failure.as_error(), **f.extra)
     result["child_seconds"] = round(clock() - t_start, 3)
@@ -142,8 +145,7 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
     return dict(status="ok", value=timing.value, samples=list(timing.samples),
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
-                steps_per_call=timing.steps, setup_seconds=round(setup, 6),
-                memory=usage.memory_block(backend), energy=energy)
+                steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy)
 
 
 def _metered(run, device: str):
@@ -184,7 +186,7 @@ def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict
     energy = _energy(timed, meter, 1, 1)
     return dict(status="ok", value=lat.p50_ms, samples=[round(s, 6) for s in lat.samples_ms],
                 latency=lat.summary(), compile_seconds=round(compile_seconds, 6), quality=quality,
-                memory=usage.memory_block(backend), energy=energy)
+                energy=energy)
 
 
 def _import_keras(backend, spec: Spec, env_info: dict):

@@ -71,3 +71,14 @@ def measure(call: Callable[[], object], calls: int = MIN_CALLS, warmup_calls: in
         call()
         out.append((clock() - t0) * 1000.0)
     return Latency(tuple(out), path)
+
+
+def combine(blocks: list[dict]) -> dict:
+    """One `latency` block from several workers' blocks: the median worker's
+    figure for each percentile and the mean (so p50_ms agrees with a median
+    headline over the workers), every timed call counted."""
+    import statistics
+
+    out = {k: round(statistics.median(b[k] for b in blocks), 6) for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms")}
+    out.update(calls=sum(b["calls"] for b in blocks), path=blocks[0]["path"], workers=len(blocks))
+    return out

@@ -32,8 +32,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from bench.measure import disturbance, estimate, failures, schedule
-from bench.measure.child import Spec
+from bench.measure import disturbance, estimate, failures, schedule, usage
+from bench.measure.child import Spec, backend_mode
 from bench.measure.worker import WorkerSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -199,6 +199,9 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
                   estimator=estimate.HEADLINE)
     if why:
         result["unstable_why"] = why
+    # latency percentiles, peak memory and energy: the median clean worker's (issue 13)
+    clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]
+    result.update(usage.combine(clean_payloads or [p["result"] for p in series.payloads]))
     setups = [e["setup_seconds"] for e in clean if "setup_seconds" in e]
     if setups:
         result["setup_seconds"] = round(statistics.median(setups), 6)
@@ -219,7 +222,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     keys = tuple((s.model, s.mode) for s in specs)
     by_key = {(s.model, s.mode): s for s in specs}
     series = {(side, k): _Series(by_key[k]) for side in sides for k in keys}
-    skipped = {k for k in keys if not supports(k[1])}
+    skipped = {k for k in keys if not supports(backend_mode(k[1]))}  # latency asks for predict
     broken: dict[str, dict] = {side: {"kind": "install", "message": install_error} for side in sides} \
         if install_error else {}
     steps: dict[Key, int] = {}

@@ -1,9 +1,13 @@
 """What one benchmark used: peak memory and energy, for the result's `memory` and `energy`.
 
-memory_block(): host peak RSS of this (worker) process from getrusage (psutil
-has no peak RSS on Linux or macOS), device peak from the backend's own
-`device_peak_bytes()` (torch CUDA max allocated, jax memory_stats peak, mlx
-peak memory; None on CPU-only backends). Bytes; smaller is better.
+memory_block(): the worker's peak RSS and the backend's device peak
+(`device_peak_bytes()`: torch CUDA max allocated, jax memory_stats peak, mlx
+peak memory; None on CPU-only backends). Bytes; smaller is better. A worker
+runs several benchmarks, so `reset_peaks()` starts each one afresh: on Linux
+writing 5 to /proc/self/clear_refs resets the peak RSS (VmHWM, read from
+/proc/self/status); elsewhere the figure is getrusage's peak of the whole
+process (psutil has no peak RSS on Linux or macOS). The block's
+`host_peak_scope` says which: "benchmark" or "process".
 
 Energy: a meter (NVML on a CUDA device, RAPL on a CPU one) read around every
 timed call (`Metered`); joules per 1000 samples = 1000 * J / samples over the
@@ -15,19 +19,43 @@ from __future__ import annotations
 
 import resource
 import sys
+from pathlib import Path
 from typing import Callable
 
 from bench.measure.telemetry import Unavailable, guarded, unavailable
 
 
-def host_peak_bytes() -> int:
+CLEAR_REFS, STATUS = Path("/proc/self/clear_refs"), Path("/proc/self/status")
+
+
+def reset_peaks(backend=None, clear_refs: Path = CLEAR_REFS) -> bool:
+    """Start a new host (and device) peak for the next benchmark; True when the
+    host peak could be reset."""
+    if backend is not None:
+        guarded("device", lambda: backend.reset_device_peak() or {})
+    try:
+        clear_refs.write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def host_peak_bytes(status: Path = STATUS) -> int:
+    """VmHWM (peak RSS since the last reset) on Linux, else getrusage's process peak."""
+    try:
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024  # kB
+    except (OSError, ValueError, IndexError):
+        pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # macOS: bytes; Linux: KiB
 
 
-def memory_block(backend, host: Callable[[], int] = host_peak_bytes) -> dict:
-    """{"host_peak_bytes", "device_peak_bytes", "unavailable": {source: reason}} (contract)."""
-    out: dict = {"host_peak_bytes": None, "device_peak_bytes": None}
+def memory_block(backend, host: Callable[[], int] = host_peak_bytes, scope: str = "process") -> dict:
+    """{"host_peak_bytes", "device_peak_bytes", "unavailable": {source: reason}} (contract),
+    plus "host_peak_scope" (see the module docstring)."""
+    out: dict = {"host_peak_bytes": None, "device_peak_bytes": None, "host_peak_scope": scope}
     missing = {}
     for key, source, read in (("host_peak_bytes", "host", host),
                               ("device_peak_bytes", "device", backend.device_peak_bytes)):
@@ -92,3 +120,33 @@ class Metered:
             return unavailable(self._meter.source, "no reading over the timed calls")
         joules = sum(j for _, j in timed)
         return {"joules_per_1000_samples": round(1000.0 * joules / samples, 6), "source": self._meter.source}
+
+
+def combine(results: list[dict]) -> dict:
+    """A result's `latency`, `memory` and `energy` from its (clean) workers' own
+    results (protocol 2): the median worker's figure of each, so one worker's
+    outlier moves none of them; an `unavailable` reason is kept when no worker
+    had the figure."""
+    import statistics
+
+    from bench.measure import latency
+
+    out: dict = {}
+    lat = [r["latency"] for r in results if isinstance(r.get("latency"), dict)]
+    if lat:
+        out["latency"] = latency.combine(lat)
+    mems = [r["memory"] for r in results if isinstance(r.get("memory"), dict)]
+    if mems:
+        mem = dict(mems[0])
+        for key in ("host_peak_bytes", "device_peak_bytes"):
+            got = [m[key] for m in mems if isinstance(m.get(key), int)]
+            mem[key] = int(statistics.median_high(got)) if got else None
+        out["memory"] = mem
+    energies = [r["energy"] for r in results if isinstance(r.get("energy"), dict)]
+    joules = [e for e in energies if "joules_per_1000_samples" in e]
+    if joules:
+        out["energy"] = {"joules_per_1000_samples": round(statistics.median(
+            e["joules_per_1000_samples"] for e in joules), 6), "source": joules[0].get("source")}
+    elif energies:
+        out["energy"] = energies[0]
+    return out

@@ -29,6 +29,15 @@ data/index.json (format 1) keeps five years of nightly history small:
                        the detected change (index into the points, its day, the
                        first day of the level before) and the levels in `unit`
               plot     'plots/<name>.png' or null
+              metric   throughput | latency | memory | energy (the page's
+                       metric filter; bench.analyse.series.metric_group)
+              env      index into "envs" per point, delta-encoded like days
+              spread   the latest point's samples: interquartile range over
+                       the median, a fraction (null under 2 samples)
+              iqr      [q1, q3] of those samples in `unit` (or null)
+  "envs":   [{field: text}, ...] each point's environment (machine and
+            software that night, bench.analyse.envsummary), shared
+  "env_changes": the fields listed as "changed since the previous point"
 Labels and messages are stored as they are; the page inserts them as text.
 """
 
@@ -38,6 +47,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import tempfile
 from datetime import date, datetime
 from importlib import resources
@@ -50,7 +60,8 @@ from bench.present import palette
 from bench.records.record import format_time
 from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
-from bench.analyse.series import Series, SeriesKey
+from bench.analyse.envsummary import CHANGES
+from bench.analyse.series import Series, SeriesKey, is_headline, metric_group
 from bench.analyse.trends import BASELINE
 
 FORMAT = 1
@@ -95,6 +106,7 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
     when it is a run of `repository` (run_url).
     """
     runs = _run_table(series)
+    envs = _env_table(series)
     newest = max((s.last_seen for s in series.values()), default=None)
     return {
         "format": FORMAT,
@@ -102,8 +114,10 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
         "palette": dict(palette.palette()),
         "newest_run": format_time(newest) if newest else None,
         "runs": [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs],
-        "series": [_entry(row, data, series[_key(row)], runs, (plots or {}).get(_key(row)))
+        "series": [_entry(row, data, series[_key(row)], runs, (plots or {}).get(_key(row)), envs)
                    for row, data in zip(rows, rows_to_json(rows))],
+        "envs": [dict(state) for state in envs],
+        "env_changes": list(CHANGES),
     }
 
 
@@ -133,7 +147,24 @@ def _run_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
     return {ref: i for i, ref in enumerate(sorted(refs))}
 
 
-def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str | None) -> dict:
+def _env_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
+    """Every distinct point environment -> its index (one per record, shared by its series)."""
+    states = sorted({p.state for s in series.values() for p in s.points})
+    return {state: i for i, state in enumerate(states)}
+
+
+def _spread(samples: Sequence[float]) -> dict:
+    """{"spread": interquartile range over the median (a fraction), "iqr": [q1, q3]}:
+    robust both for 7 timed repeats and for 200 per-call latencies (whose tail
+    the p99 series shows); nulls under 2 samples."""
+    if len(samples) < 2:
+        return {"spread": None, "iqr": None}
+    q1, mid, q3 = statistics.quantiles(samples, n=4)
+    return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None, "iqr": [_round(q1), _round(q3)]}
+
+
+def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str | None,
+           envs: Mapping[tuple, int] | None = None) -> dict:
     text = cells(row)
     entry = {k: v for k, v in data.items() if k != "last_failure"}  # `failures` has it, cut to size
     entry.update({
@@ -151,6 +182,9 @@ def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str
         "skipped": len(s.skipped),
         "change": _change(row, s),
         "plot": plot,
+        "metric": metric_group(s.mode),
+        "env": _deltas([envs[p.state] for p in s.points]) if envs is not None else [],
+        **_spread(s.points[-1].samples if s.points else ()),
     })
     return entry
 
@@ -197,7 +231,9 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         # fetch(), but it may load a script beside it (app.js falls back to it).
         (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
         (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
-        (data / "table.md").write_text(render_markdown(rows), encoding="utf-8")
+        # The README's table: the headline series only (the metric series are on the page).
+        (data / "table.md").write_text(render_markdown([r for r in rows if is_headline(r.mode)]),
+                                       encoding="utf-8")
         _swap(stage, site)
     except BaseException:
         shutil.rmtree(stage, ignore_errors=True)

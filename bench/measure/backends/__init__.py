@@ -14,9 +14,11 @@ backend's name:
   versions() -> dict        {package: version} of what is installed (no import)
   device_info() -> dict     the device Keras computes on: name, cuda, cudnn, ...
                             (imports the backend; call it in the child)
-  device_peak_bytes()       peak device memory of this process in bytes, or
-                            None where the backend has no device memory to
-                            report (CPU); call it in the child after timing
+  device_peak_bytes()       peak device memory in bytes since the last
+                            reset_device_peak() (or since the process began
+                            where the backend cannot reset it), or None where
+                            the backend has no device memory to report (CPU)
+  reset_device_peak()       start a new peak (before each benchmark of a worker)
 
 `versions()` reads package metadata only, so the parent process can fill in
 the environment even when the backend cannot be imported.
@@ -58,7 +60,8 @@ def omp_threads(n: int) -> dict:
     return settings
 
 
-INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info", "device_peak_bytes")
+INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info", "device_peak_bytes",
+             "reset_device_peak")
 
 
 def get(keras_backend: str) -> ModuleType:

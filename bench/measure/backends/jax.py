@@ -69,3 +69,7 @@ def device_peak_bytes() -> int | None:
     if not stats or "peak_bytes_in_use" not in stats:
         return None
     return int(stats["peak_bytes_in_use"])
+
+
+def reset_device_peak() -> None:
+    pass  # jax has no reset: its peak_bytes_in_use covers the whole process

@@ -65,3 +65,9 @@ def device_peak_bytes() -> int | None:
 
     get = getattr(mx, "get_peak_memory", None) or mx.metal.get_peak_memory
     return int(get())
+
+
+def reset_device_peak() -> None:
+    import mlx.core as mx
+
+    (getattr(mx, "reset_peak_memory", None) or mx.metal.reset_peak_memory)()

@@ -53,3 +53,7 @@ def device_info() -> dict:
 
 def device_peak_bytes() -> None:
     return None  # OpenVINO on CPU: host memory only (the worker's peak RSS)
+
+
+def reset_device_peak() -> None:
+    pass

@@ -41,3 +41,10 @@ def device_peak_bytes() -> int | None:
     if not tf.config.list_physical_devices("GPU"):
         return None
     return int(tf.config.experimental.get_memory_info("GPU:0")["peak"])
+
+
+def reset_device_peak() -> None:
+    import tensorflow as tf
+
+    if tf.config.list_physical_devices("GPU"):
+        tf.config.experimental.reset_memory_stats("GPU:0")

@@ -58,3 +58,10 @@ def device_peak_bytes() -> int | None:
     if not torch.cuda.is_available():
         return None
     return int(torch.cuda.max_memory_allocated())
+
+
+def reset_device_peak() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.reset_peak_memory_stats()

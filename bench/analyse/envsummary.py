@@ -1,0 +1,91 @@
+"""A record's environment as flat text fields, for a point's tooltip and for
+"what changed from the previous point" (pure).
+
+Every field is optional (old records lack most of them) and a value of an
+unexpected type is left out rather than trusted. Records before issue 13
+stored the CUDA runtime as environment.driver ("cuda 12.8"); such a value is
+read as `cuda`, never as the driver.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+# Fields whose change can explain a step in a series; the dashboard lists the
+# ones that differ from the previous point. Load, temperature, power draw and
+# pressure move every night: they are shown, never listed as a change.
+CHANGES = ("keras", "keras_commit", "backend", "driver", "cuda", "cudnn", "gpu", "sm_clock_mhz",
+           "memory_clock_mhz", "power_limit_w", "cpu", "governor", "threads", "floatx", "dtype_policy",
+           "protocol", "runner")
+_KERAS = {"keras", "keras-nightly", "keras_nightly"}
+
+
+def _text(v: Any) -> str | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float, str)):
+        return str(v) if str(v) else None
+    return None
+
+
+def _dict(v: Any) -> Mapping:
+    return v if isinstance(v, Mapping) else {}
+
+
+def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None) -> tuple[tuple[str, str], ...]:
+    """Sorted (field, text) pairs; see CHANGES for the fields compared between points."""
+    env, out = _dict(environment), {}
+
+    def put(name: str, value: Any) -> None:
+        t = _text(value)
+        if t is not None:
+            out[name] = t
+
+    put("keras", env.get("keras_version"))
+    put("keras_commit", env.get("keras_commit"))
+    versions = _dict(env.get("backend_versions"))
+    put("backend", " ".join(f"{k} {v}" for k, v in sorted(versions.items())
+                            if k not in _KERAS and _text(v)) or None)
+    driver, accel = _text(env.get("driver")), _dict(env.get("accelerator"))
+    if driver and driver.startswith("cuda "):  # before issue 13: the CUDA runtime, not the driver
+        put("cuda", driver[5:])
+    else:
+        put("driver", driver)
+    put("cuda", accel.get("cuda") or out.get("cuda"))
+    put("cudnn", accel.get("cudnn"))
+    devices = _dict(env.get("gpu")).get("devices")
+    gpu = _dict(devices[0]) if isinstance(devices, list) and devices else {}
+    put("gpu", gpu.get("name"))
+    for name in ("sm_clock_mhz", "memory_clock_mhz", "power_limit_w", "power_draw_w", "temperature_c"):
+        put(name, gpu.get(name))
+    if isinstance(gpu.get("throttle_reasons"), list):
+        put("throttle", ", ".join(str(t) for t in gpu["throttle_reasons"]) or "none")
+    procs = gpu.get("processes")
+    if isinstance(procs, list):
+        used = sum(p.get("used_bytes") or 0 for p in procs if isinstance(p, Mapping)
+                   and isinstance(p.get("used_bytes"), int))
+        put("gpu_processes", f"{len(procs)} ({used / 2**20:.0f} MiB)")
+    cpu = _dict(env.get("cpu_state"))
+    put("cpu", cpu.get("model") or env.get("cpu"))
+    put("governor", cpu.get("governor"))
+    put("cpu_mhz", _dict(cpu.get("frequency_mhz")).get("current"))
+    load = cpu.get("load_average")
+    if isinstance(load, list) and load:
+        put("load", load[0])
+    put("steal_percent", cpu.get("steal_percent"))
+    put("cpu_pressure", _dict(cpu.get("pressure")).get("some_avg60"))
+    put("threads", _dict(env.get("threads")).get("backend_threads"))
+    config = _dict(env.get("keras_config"))
+    put("floatx", config.get("floatx"))
+    put("dtype_policy", config.get("dtype_policy"))
+    protocol = _dict(_dict(run).get("protocol"))
+    if _text(protocol.get("name")):
+        put("protocol", f"{protocol['name']} v{protocol.get('version', '?')}")
+    put("runner", env.get("runner"))
+    return tuple(sorted(out.items()))
+
+
+def changes(before: tuple[tuple[str, str], ...], after: tuple[tuple[str, str], ...]) -> list[tuple[str, str | None, str | None]]:
+    """(field, old, new) for each CHANGES field that differs, in CHANGES order."""
+    b, a = dict(before), dict(after)
+    return [(f, b.get(f), a.get(f)) for f in CHANGES if b.get(f) != a.get(f)]
