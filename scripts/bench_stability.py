@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bench_stability.py --backends jax --runs 3  # quick protocol
     .venv/bin/python scripts/bench_stability.py --full --hog             # interference: a CPU hog mid-run
     .venv/bin/python scripts/bench_stability.py --full --keep DIR        # keep the records
+    .venv/bin/python scripts/bench_stability.py --from DIR               # the same report from kept records
 
 Each run is a fresh `python -m bench run --backend B [--quick]` (protocol 2:
 its own worker processes). Prints each run's headline per (model, mode), their
@@ -134,6 +135,29 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> tuple[
     return worst, overlapped, flagged
 
 
+def from_records(folder: Path) -> int:
+    """The stability report, plus each record's wall time (finished_at - started_at), from kept records."""
+    from datetime import datetime
+
+    by_backend: dict[str, list] = {}
+    for path in sorted(folder.glob("*.json")):
+        data = json.loads(path.read_text())
+        by_backend.setdefault(data["target"]["backend"], []).append(data)
+    worst = 0.0
+    for backend, records in by_backend.items():
+        records.sort(key=lambda d: d["run"]["started_at"])
+        runs = [{(r["model"], r["mode"]): r for r in d["results"] if r["status"] == "ok"} for d in records]
+        walls = [(datetime.fromisoformat(d["run"]["finished_at"].replace("Z", "+00:00"))
+                  - datetime.fromisoformat(d["run"]["started_at"].replace("Z", "+00:00"))).total_seconds()
+                 for d in records]
+        print(f"{backend}: {len(records)} runs, wall per run (s): {', '.join(f'{w:.0f}' for w in walls)}")
+        if len(runs) >= 2:
+            worst = max(worst, report_stability(backend, runs))
+            print(f"{backend}: reference workload per run (ms): " + ", ".join(f"{x:.2f}" for x in references(runs)))
+    print(f"\nlargest spread: ±{100 * worst:.1f}% (goal ±3 %, must ±5 %)")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backends", default="jax,torch")
@@ -145,7 +169,11 @@ def main(argv=None) -> int:
     p.add_argument("--hog-delay", type=float, default=20.0)
     p.add_argument("--hog-seconds", type=float, default=40.0)
     p.add_argument("--keep", type=Path, default=None, help="copy every record here")
+    p.add_argument("--from", dest="source", type=Path, default=None,
+                   help="report on records kept by an earlier --keep instead of running")
     args = p.parse_args(argv)
+    if args.source:
+        return from_records(args.source)
     extra = ([] if args.full else ["--quick"]) + (["--models", args.models] if args.models else []) \
         + (["--modes", args.modes] if args.modes else [])
     if args.hog:
