@@ -1,7 +1,7 @@
 """Accuracy of the status logic on the labelled corpus, and (optionally) how
 many real github-action-benchmark series it would flag.
 
-    .venv/bin/python scripts/corpus_accuracy.py [--realhist tests/fixtures/realhist] [--seeds 1-8]
+    .venv/bin/python scripts/corpus_accuracy.py [--realhist tests/fixtures/realhist] [--seeds 1-8] [--rule TRENDS_PY]
 
 Corpus: tests/corpus/series.json (made-up series, each with the status it
 must get; see tests/corpus/generate.py; the real-flat, noisier-step and
@@ -37,12 +37,12 @@ ALARMS = {"Regressed", "Faster"}
 SMALLER_TOOLS = {"customSmallerIsBetter", "cargo", "go", "catch2", "julia", "jmh", "benchmarkdotnet"}
 
 
-def score(items, trends) -> dict:
-    """items: (name, label, better, values)."""
+def score(items, trends, rule=assess) -> dict:
+    """items: (name, label, better, values); rule: an assess function."""
     wrong, alarms = [], []
     for name, label, better, values in items:
         s = make_series(values, better)
-        got = assess(s, s.points[-1].started_at, trends).status
+        got = rule(s, s.points[-1].started_at, trends).status
         if got != label:
             wrong.append((name, label, got))
             if got in ALARMS and label not in ALARMS:
@@ -94,19 +94,33 @@ def realhist(folder: Path, trends) -> None:
         print(f"{path.name}: {total} series: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
 
 
+def _load_rule(path: Path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("trends_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.assess
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--realhist", type=Path, help="folder of github-action-benchmark data.js files")
     p.add_argument("--seeds", help="also score regenerated corpora, e.g. 1-8")
+    p.add_argument("--rule", type=Path, metavar="TRENDS_PY",
+                   help="score another version of bench/analyse/trends.py instead, e.g. "
+                        "`git show dc9356a:bench/analyse/trends.py > /tmp/old.py` (the rule before issue 14)")
     args = p.parse_args()
     trends = load().trends
-    r = score([(c.name, c.label, c.better, c.values) for c in load_cases()], trends)
+    rule = _load_rule(args.rule) if args.rule else assess
+    r = score([(c.name, c.label, c.better, c.values) for c in load_cases()], trends, rule)
     show("corpus (tests/corpus/series.json)", r)
     if args.seeds:
         lo, hi = (int(x) for x in args.seeds.split("-"))
         for seed in range(lo, hi + 1):
             items = [(c["name"], c["label"], c["better"], c["values"]) for c in cases(seed)]
-            held = score(items, trends)
+            held = score(items, trends, rule)
             show(f"held-out seed {seed}", held, verbose=False)
             for k, (right, n) in sorted(held["kinds"].items()):
                 if right < n:
