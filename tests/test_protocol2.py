@@ -369,3 +369,15 @@ def test_the_summary_flags_an_unstable_result_pyperf_style():
     assert text.splitlines()[-1] == (
         "WARNING: jax mlp predict: the result may be unstable: the workers spread ±30.0% around the headline "
         "(over ±10%); rerun on a quieter machine (bench check) or with more --workers")
+
+
+def test_threads_reach_each_backends_own_settings(monkeypatch):
+    from bench.measure.backends import jax as jax_backend
+
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "XLA_FLAGS"):
+        monkeypatch.delenv(var, raising=False)
+    assert jax_backend.prepare({}) == {}
+    applied = jax_backend.prepare({"BENCH_THREADS": "1"})
+    assert applied["OMP_NUM_THREADS"] == "1" and "intra_op_parallelism_threads=1" in applied["XLA_FLAGS"]
+    import os
+    assert os.environ["XLA_FLAGS"] == applied["XLA_FLAGS"]  # set before jax is imported in the worker
