@@ -31,7 +31,7 @@ def gpu_env(driver="570.86.10", sm=2452, cuda="12.8"):
                                                     "throttle_reasons": [], "processes": [
                                                         {"pid": 7, "used_bytes": 2**30, "name": "x"}]}]},
             "cpu_state": {"model": "Ryzen", "load_average": [0.5, 0.4, 0.3]},
-            "keras_config": {"floatx": "float32", "dtype_policy": "float32"}, "threads": {"backend_threads": 8}}
+            "keras_config": {"floatx": "float32", "dtype_policy": "float32"}, "thread_settings": {"backend_threads": 8}}
 
 
 def nights():

@@ -270,7 +270,8 @@ def test_environment_block_takes_the_nvml_driver_and_the_keras_config():
     env = machine.environment_block(start, end, children, {"OMP_NUM_THREADS": "4", "HOME": "/x"})
     assert env["driver"] == "570.86.10"
     assert env["keras_config"] == {"floatx": "float32", "dtype_policy": "mixed_float16"}
-    assert env["threads"]["env"] == {"OMP_NUM_THREADS": "4"} and env["threads"]["backend_threads"] == 8
+    assert env["thread_settings"]["env"] == {"OMP_NUM_THREADS": "4"}
+    assert env["thread_settings"]["backend_threads"] == 8
     assert env["telemetry_end"] == end and env["cpu_state"] == {"model": "Ryzen"}
 
 

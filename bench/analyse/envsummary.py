@@ -74,7 +74,7 @@ def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None
         put("load", load[0])
     put("steal_percent", cpu.get("steal_percent"))
     put("cpu_pressure", _dict(cpu.get("pressure")).get("some_avg60"))
-    put("threads", _dict(env.get("threads")).get("backend_threads"))
+    put("threads", _dict(env.get("thread_settings")).get("backend_threads") or env.get("threads"))
     config = _dict(env.get("keras_config"))
     put("floatx", config.get("floatx"))
     put("dtype_policy", config.get("dtype_policy"))

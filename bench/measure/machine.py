@@ -10,8 +10,9 @@ reported, into these environment keys (every one optional for readers):
   cpu_state      model, governor, frequency_mhz, load_average, steal_percent,
                  pressure, logical_cpus                          (at the start)
   telemetry_end  {"gpu": ..., "cpu_state": ...} at the end of the run
-  threads        thread settings: the environment variables that set them,
-                 the CPUs this process may run on, and what the backend chose
+  thread_settings  the environment variables that set thread counts, the
+                 CPUs `bench run` may run on, and what the backend chose
+                 (`threads`/`cpus` are protocol 2's configured settings)
   keras_config   {"floatx", "dtype_policy"} as the children saw them
   driver         the NVML driver version when NVML is there (records before
                  issue 13 held the CUDA runtime here, "cuda 12.8"; the
@@ -45,7 +46,7 @@ def threads(environ: Mapping[str, str], children: list[dict]) -> dict:
 def environment_block(start: Mapping, end: Mapping, children: list[dict], environ: Mapping[str, str]) -> dict:
     """The environment keys above from two telemetry snapshots and the children's reports (pure)."""
     out = {"gpu": start.get("gpu"), "cpu_state": start.get("cpu_state"),
-           "telemetry_end": dict(end), "threads": threads(environ, children)}
+           "telemetry_end": dict(end), "thread_settings": threads(environ, children)}
     config = next((c["keras_config"] for c in children if c.get("keras_config")), None)
     if config:
         out["keras_config"] = config
