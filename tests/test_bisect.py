@@ -149,3 +149,17 @@ def test_the_real_probe_reads_the_two_ab_records_and_judges_the_pairs(tmp_path):
     p = probe_from_pairs("abc", sides["a"], sides["b"], "bigger", Compare())
     assert p.verdict == "slower" and p.pairs == 6 and p.delta == pytest.approx(-0.1)
     assert probe_from_pairs("abc", good, good[1:] + good[:1], "bigger", Compare()).verdict == "unchanged"
+
+
+def test_a_midpoint_is_slow_when_nearer_bad_than_good():
+    from bench.compare.bisect import Probe, is_slow
+
+    bad = Probe("b", "slower", -0.06, (-0.08, -0.04), 0.001, 7)
+
+    def p(delta):
+        return Probe("m", "unchanged", delta, (delta - 0.02, delta + 0.02), 0.2, 7)
+
+    assert is_slow(p(-0.04), bad) and is_slow(p(-0.07), bad)   # not significant alone, still bad's side
+    assert not is_slow(p(-0.02), bad) and not is_slow(p(0.01), bad)
+    slower_time = Probe("b", "slower", 0.08, (0.05, 0.11), 0.001, 7)  # 'smaller is better': up is slower
+    assert is_slow(p(0.06), slower_time) and not is_slow(p(0.02), slower_time)
