@@ -50,7 +50,7 @@ from bench.cli import positive_int
 from bench.errors import EXIT_OK, EXIT_SOME_REFUSED, UsageError
 from bench.records.guard import Gate, Provenance, Refusal, admit, load_provenance, one_line
 from bench.records.record import RecordError, parse_time
-from bench.records.store import DEFAULT_BRANCH, PublishError, PublishResult, Retry, publish, record_files
+from bench.records.store import DEFAULT_BRANCH, PublishResult, Retry, publish, record_files
 
 
 def add_arguments(parser):
