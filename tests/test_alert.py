@@ -89,6 +89,9 @@ def test_a_failing_gh_is_one_line(tmp_path, gh, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert err.startswith("bench alert: error: gh api repos/o/r/issues") and "HTTP 502" in err
     assert err.count("\n") == 1
+    assert alert(data, "--dry-run") == 0  # a dry run still says what it would do
+    out, err = capsys.readouterr()
+    assert out == "would open: Slower: jax/local-cpu/b/train\n" and "as if none were open" in err
 
 
 def test_repo_is_required(tmp_path, capsys, monkeypatch):
