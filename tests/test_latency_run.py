@@ -1,0 +1,30 @@
+"""Mode "latency" for real: `bench run --modes latency` on jax (a subprocess, ~30 s)."""
+
+import importlib.util
+
+import pytest
+
+from tests.test_run_backends import bench_run
+
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="not installed: jax")]
+
+
+def test_latency_mode_records_percentiles_memory_energy_and_the_machine(tmp_path):
+    (rec,), _ = bench_run(tmp_path, "--backend", "jax", "--models", "mlp", "--modes", "latency",
+                          "--quick", "--workers", "2")
+    (r,) = rec.data["results"]
+    assert (r["status"], r["unit"], r["better"], r["batch_size"]) == ("ok", "ms", "smaller", 1)
+    lat = r["latency"]
+    assert lat["path"] == "predict_on_batch" and lat["calls"] >= 2 * 200 and lat["workers"] == 2
+    assert 0 < lat["p50_ms"] <= lat["p90_ms"] <= lat["p99_ms"]
+    assert len(r["samples"]) >= 400  # every timed call of the clean workers
+    assert r["quality"]["held_out_accuracy"] >= 0.9  # the committed weights, gated before timing
+    mem = r["memory"]
+    assert mem["host_peak_bytes"] > 50 * 2**20 and mem["device_peak_bytes"] is None  # jax on CPU
+    assert "device" in mem["unavailable"]
+    assert set(r["energy"]) in ({"unavailable"}, {"joules_per_1000_samples", "source"})
+    env = rec.environment
+    assert env["keras_config"]["floatx"] == "float32"
+    assert set(env["gpu"]) == {"unavailable"} or "devices" in env["gpu"]
+    assert env["cpu_state"]["logical_cpus"] >= 1 and "cpu_state" in env["telemetry_end"]
