@@ -17,6 +17,12 @@ bounded number of times.
 Idempotent: a record whose path already holds the same content is 'already
 there' and adds nothing; when every record of the call is there, no commit is
 made. The same path with other content is refused: records are never edited.
+
+Only adds, whatever the branch holds: each record is placed or refused on its
+own (PublishResult.refused): other content at its path, or a file/folder
+conflict (a file where the record needs a folder, a folder where the record
+goes), which `git update-index` would resolve by silently deleting the file.
+Before each push, the commit is checked to add exactly the new records.
 """
 
 from __future__ import annotations
