@@ -241,8 +241,9 @@ def u_critical_scale(x: Sequence[float], y: Sequence[float], alpha: float, down:
     far = (ys.min() / xs.max() if down else ys.max() / xs.min()) * step
     if (far >= 1.0) if down else (far <= 1.0):
         return 1.0  # already separated
-    if n * m <= EXACT_MAX_PAIRS and len(set(x) | set(y)) == n + m:
-        # Exact test, no ties: p depends on U alone, and U(f) counts the
+    if n * m <= EXACT_MAX_PAIRS and len(set(x)) == n and len(set(y)) == m:
+        # Exact test (no ties within a group; between them, every f tested is
+        # nudged off a crossing): p depends on U alone, and U(f) counts the
         # ratios y_j / x_i below f (down): the crossing is the ratio at the
         # critical U, which depends only on (n, m, alpha) and is cached.
         ratios = np.sort((ys[None, :] / xs[:, None]).ravel())
