@@ -137,28 +137,15 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
         last["out"] = run(steps)
         return last["out"]
 
-    timed, meter = _metered(kept, device)
+    timed = usage.metered(kept, device)
     timing = _stage("timing", harness.benchmark, timed, spec.batch_size, spec.protocol(), clock, None,
                     spec.steps, disturbance.snapshot)
-    energy = _energy(timed, meter, len(timing.repeats), spec.batch_size)
+    energy = timed.energy(len(timing.repeats), spec.batch_size)
     setup = _stage("timing", harness.setup_seconds, run, timing, clock)
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
     return dict(status="ok", value=timing.value, samples=list(timing.samples),
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
                 steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy)
-
-
-def _metered(run, device: str):
-    """`run` read by the device's energy meter around each call, or as is (and why) without one."""
-    meter, unavailable = usage.open_meter(device)
-    return (usage.Metered(run, meter), meter) if meter else (run, unavailable)
-
-
-def _energy(timed, meter, timed_calls: int, samples_per_step: int) -> dict:
-    if not isinstance(timed, usage.Metered):
-        return meter  # {"unavailable": reason}
-    meter.close()
-    return timed.energy(timed_calls, samples_per_step)
 
 
 def _device_name(env_info: dict) -> str:
@@ -181,9 +168,9 @@ def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict
         _stage("timing", call)
     # The meter is read once around all timed calls (one "step" of `calls` samples),
     # never inside a timed call.
-    timed, meter = _metered(lambda calls: latency.measure(call, calls, 0, clock), device)
+    timed = usage.metered(lambda calls: latency.measure(call, calls, 0, clock), device)
     lat = _stage("timing", timed, spec.latency_calls)
-    energy = _energy(timed, meter, 1, 1)
+    energy = timed.energy(1, 1)
     return dict(status="ok", value=lat.p50_ms, samples=[round(s, 6) for s in lat.samples_ms],
                 latency=lat.summary(), compile_seconds=round(compile_seconds, 6), quality=quality,
                 energy=energy)

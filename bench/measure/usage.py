@@ -85,6 +85,26 @@ def open_meter(device: str, opener: dict[str, Callable[[], object]] | None = Non
         return None, unavailable(source, f"{type(e).__name__}: {e}")
 
 
+def metered(run: Callable[[int], object], device: str) -> "Metered | Unmetered":
+    """`run` read by the device's energy meter around each call, or as it is
+    (and why) when the device has none."""
+    meter, reason = open_meter(device)
+    return Metered(run, meter) if meter else Unmetered(run, reason)
+
+
+class Unmetered:
+    """run(steps) as it is; its energy is the reason there is no meter."""
+
+    def __init__(self, run: Callable[[int], object], reason: dict):
+        self._run, self._reason = run, reason
+
+    def __call__(self, steps: int):
+        return self._run(steps)
+
+    def energy(self, last_calls: int, samples_per_step: int) -> dict:
+        return self._reason
+
+
 class Metered:
     """run(steps) wrapped: the meter's joules of every call, to pick the timed ones out later."""
 
@@ -111,7 +131,8 @@ class Metered:
             return None
 
     def energy(self, last_calls: int, samples_per_step: int) -> dict:
-        """Energy block over the last `last_calls` calls (the timed repeats)."""
+        """Energy block over the last `last_calls` calls (the timed repeats); closes the meter."""
+        _close(self._meter)
         if self.error is not None:
             return {"unavailable": self.error}
         timed = self.calls[-last_calls:] if last_calls else []
@@ -150,3 +171,10 @@ def combine(results: list[dict]) -> dict:
     elif energies:
         out["energy"] = energies[0]
     return out
+
+
+def _close(meter) -> None:
+    try:
+        meter.close()
+    except Exception:  # noqa: BLE001 - nothing to lose at close
+        pass
