@@ -218,8 +218,8 @@ def _detectable(samples, values, runs, c: Comparison, down: bool, s: Compare) ->
     """The smallest slowdown (a fraction) every rule would pass, for these
     values and this noise: the head's values scaled until each rule is met
     (in ratio of the medians). Scaling the head by k scales its median, and
-    (the bootstrap being seeded) its interval, by exactly k; the U test is
-    bisected (stats.u_critical_scale); the prediction test is a fixed
+    (the bootstrap being seeded) its interval, by exactly k; the U test's
+    crossing is stats.u_critical_scale; the prediction test is a fixed
     distance on the log scale. None when the U test never can."""
     # The head as if it had not moved (its median on the base's): how far
     # must it move for the U test? That depends on the noise, not the change.
