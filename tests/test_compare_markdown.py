@@ -52,7 +52,7 @@ Head against the last 7 nights of data. A change is called when the medians diff
 |---|---|---|---|---|---|---|---|---|---|---|
 | 🔴 slower | jax | local-cpu | mlp | train | 80.0k | 72.0k | -10.0% | -12.0% … -8.0% | ≥3.1% | p=0.0004, 7 A/B worker pairs, 1 pair left out |
 | 🔴 slower | jax | rtx-5070-ti | cnn | train | 9.0k | 7.2k | -20.1% | -23.0% … -17.0% | ≥6.1% | p=0.00058, 7 repeats vs 7 nights |
-| ❌ failed | torch | rtx-5070-ti | mlp | train | 60.1k | — | — | — | — | oom: CUDA out of memory \\| &lt;b&gt;2 GiB&lt;/b&gt; @\u200bkeras-team \\[see\\]\\(http://x\\) |
+| ❌ failed | torch | rtx-5070-ti | mlp | train | 60.1k | — | — | — | — | oom: CUDA out of memory \\| &lt;b&gt;2 GiB&lt;/b&gt; @\u200bkeras-team \\[see\\]\\(http\u200b://x\\) |
 | ⚪ missing | jax | rtx-5070-ti | mlp | predict | 250.0k | — | — | — | — | not in the head |
 | 🟢 faster | jax | rtx-5070-ti | cnn | predict | 12.5 ms | 9.40 ms | -24.8% | -27.0% … -22.0% | ≥5.0% | p=0.0012, 6 repeats vs 21 base repeats, 1 head dip left out |
 | 🆕 new | jax | rtx-5070-ti | resnet\\_50 | train | — | 512 | — | — | — | no baseline |
@@ -124,7 +124,7 @@ def test_pr_comment_footer_escapes_rejection_reasons(monkeypatch):
     spec.loader.exec_module(module)
     lines = module.footer("a" * 40, "", ("x.json: field run.id is 'a` [x](http://e) `b'\nsecond line",))
     assert lines == ["Benchmarked head `aaaaaaaaaaaa`.", "Records left out (invalid):",
-                     "- x.json: field run.id is 'a\\` \\[x\\]\\(http://e\\) \\`b'"]
+                     "- x.json: field run.id is 'a\\` \\[x\\]\\(http\u200b://e\\) \\`b'"]
 
 
 def test_escape_makes_record_text_inert():
@@ -132,7 +132,9 @@ def test_escape_makes_record_text_inert():
     assert escape("`rm -rf`") == "\\`rm -rf\\`"
     assert escape("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert\\(1\\)&gt;"
     assert escape("AT&T") == "AT&amp;T"
-    assert escape("![x](http://e/x.png)") == "\\!\\[x\\]\\(http://e/x.png\\)"
+    assert escape("![x](http://e/x.png)") == "\\!\\[x\\]\\(http\u200b://e/x.png\\)"
+    assert escape("see https://evil.example or www.evil.example") == (
+        "see https\u200b://evil.example or www\u200b.evil.example")  # no bare autolink either
     assert escape("line one\nline two") == "line one line two"
     assert escape("ping @keras-team") == "ping @\u200bkeras-team"
     assert escape("*bold* _it_ ~~s~~ #1 \\") == "\\*bold\\* \\_it\\_ \\~\\~s\\~\\~ \\#1 \\\\"

@@ -172,7 +172,8 @@ def test_report_skips_the_unreadable_names_each_and_escapes_the_rest(data, tmp_p
     for text in (out, readme.read_text(encoding="utf-8")):
         assert "<script" not in text and "<img" not in text and "](http" not in text and "![" not in text
         assert "@keras-team" not in text and "\u202e" not in text  # no mention, no bidi override
-        assert "x &lt;\\!-- bench:table:end --&gt; \\[click\\]\\(http://evil.example\\)" in text
+        assert "x &lt;\\!-- bench:table:end --&gt; \\[click\\]\\(http\u200b://evil.example\\)" in text
+        assert "http://" not in text  # no bare autolink either
     lines = readme.read_text(encoding="utf-8").splitlines()
     assert lines.count(START) == 1 and lines.count(END) == 1  # the injected marker stayed text
     once = readme.read_bytes()

@@ -14,7 +14,9 @@ space, so a message cannot end the table row or put a marker comment on a
 line of its own; & < > become entities, so no HTML tag or comment (the
 README's `<!-- bench:table:... -->` markers) survives; markdown punctuation
 gets a backslash (no code span, link, image, emphasis or table pipe); '@'
-gets a zero-width space after it so a record mentions nobody; and every
+gets a zero-width space after it so a record mentions nobody (nor makes an
+e-mail link), and so do a URL scheme and 'www' before their ':' or '.', which
+GitHub would otherwise turn into a live link even without brackets; and every
 character that controls layout (bidirectional overrides, zero-width joiners,
 C0/C1 controls) is shown as its code point instead of acting.
 """
@@ -25,6 +27,7 @@ import re
 import unicodedata
 
 _SPECIAL = re.compile(r"([\\`*_\[\]()#!|~])")
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|www)(?=[:.])")  # GitHub's bare autolinks start so
 
 
 def markdown(text: object) -> str:
@@ -34,6 +37,7 @@ def markdown(text: object) -> str:
     # characters change how the text around them looks: show them instead.
     s = "".join(f"U+{ord(c):04X}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in s)
     s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = _AUTOLINK.sub("\\1\u200b", s)
     return _SPECIAL.sub(r"\\\1", s).replace("@", "@\u200b")
 
 
