@@ -66,7 +66,7 @@ def world(tmp_path, gh):
     git("push", "--quiet", "origin", "main", cwd=checkout)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "BENCH_", "GH_"))}
     env.update({
-        **gh_env, "BENCH_CONFIG": os.environ["BENCH_CONFIG"], "DATA_REPO": str(data_repo), "DATA_BRANCH": "gh-pages",
+        **gh_env, "BENCH_CONFIG": os.environ["BENCH_CONFIG"], "BENCH_LOCK": os.environ["BENCH_LOCK"], "DATA_REPO": str(data_repo), "DATA_BRANCH": "gh-pages",
         "BENCH_PYTHON": PY, "README_BRANCH": "main",
     })
     return {"tmp": tmp_path, "env": env, "gh": gh_root, "data_repo": data_repo,
@@ -189,3 +189,238 @@ def test_one_nightly_end_to_end(world):
     publish(world)
     assert commits(world["data_repo"], "gh-pages") == data_commits + 1
     assert commits(world["main_repo"], "main") == readme_commits + 1
+
+
+# ---------------------------------------------------------------------------
+# Issue 12's rehearsals. The device jobs below stand in for the measurement
+# with made-up results: their run block comes from bench's own run_info (the
+# GitHub variables and BENCH_NIGHT from scripts/night.py, as nightly.yml's
+# setup job decides it), so everything but the numbers is what a job writes.
+# The publish job is played from publish.yml itself (play_job): each `run:`
+# step with its `env:`, in order, stopping at the first failing step as
+# GitHub does; `uses:` steps are stood in for (checkout: this tree; setup-python
+# and `pip install .`: this venv; upload-pages-artifact: a copy under the fake
+# GitHub's run folder).
+
+import re as _re
+from datetime import datetime as _dt, timezone as _tz
+
+import yaml as _yaml
+
+from bench.measure.environment import run_info
+from bench.records.record import RunRecord, write as write_record
+from tests.helpers import ok as _ok
+
+WORKFLOWS = ROOT / ".github" / "workflows"
+
+
+def _utc(text):
+    return _dt.fromisoformat(text.replace("Z", "+00:00")).astimezone(_tz.utc)
+
+
+def setup_night(world, now, night_input=""):
+    """nightly.yml's 'The night this run is for' step at the time `now`."""
+    out = sh([PY, SCRIPTS / "night.py", "--now", now], {**world["env"], "NIGHT": night_input})
+    return out.stdout.strip().split("=", 1)[1]
+
+
+def device_job(world, run_id, device, backend, value, started, night, *, event="schedule", attempt=1,
+               keras_source="nightly"):
+    """One bench job's record (see above) and its upload as the run's artifact."""
+    env = {"GITHUB_RUN_ID": str(run_id), "GITHUB_RUN_ATTEMPT": str(attempt), "GITHUB_EVENT_NAME": event,
+           "GITHUB_REPOSITORY": REPO, "GITHUB_SERVER_URL": "https://github.example", "BENCH_NIGHT": night}
+    rec = RunRecord.from_dict({
+        "schema_version": 1, "run": run_info(env, _utc(started)),
+        "target": {"backend": backend, "keras_backend": backend.split("-")[0], "device": device},
+        "environment": {"keras_version": "3.16.0.dev2026112002", "keras_source": keras_source},
+        "results": [_ok("mlp", "predict", value, samples=[value] * 3)],
+    }, source="rehearsal job")
+    folder = world["gh"] / "runs" / str(run_id) / f"record-{run_id}-{attempt}-{device}-{backend}"
+    write_record(rec, folder)
+    return rec
+
+
+_EXPR = _re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
+
+
+def _value(expr, ctx):
+    """The expressions publish.yml's publish job uses: paths, 'literals', a || b."""
+    for part in (p.strip() for p in expr.split("||")):
+        if part.startswith("'"):
+            value = part.strip("'")
+        else:
+            value = ctx
+            for key in part.split("."):
+                value = value.get(key, "") if isinstance(value, dict) else ""
+        if value:
+            return str(value)
+    return ""
+
+
+def _sub(text, ctx):
+    return _EXPR.sub(lambda m: _value(m.group(1), ctx), str(text))
+
+
+def play_job(world, workflow, job_name, ctx, extra_env=None):
+    """Run a GitHub-hosted job of `workflow` from its YAML (see above). Returns
+    (ok, {step id: outputs}, the uploaded artifact names)."""
+    job = _yaml.safe_load((WORKFLOWS / workflow).read_text())["jobs"][job_name]
+    temp = Path(ctx["runner"]["temp"])
+    temp.mkdir(parents=True, exist_ok=True)
+    base = {**world["env"], **(extra_env or {}), "RUNNER_TEMP": str(temp),
+            "PATH": f"{Path(PY).parent}{os.pathsep}{world['env']['PATH']}",
+            "GITHUB_STEP_SUMMARY": str(temp / "summary.md"),
+            **{k: _sub(v, ctx) for k, v in job.get("env", {}).items()}}
+    ctx = {**ctx, "steps": {}}
+    uploaded = []
+    for i, step in enumerate(job["steps"]):
+        uses = step.get("uses", "")
+        if "upload-pages-artifact" in uses:
+            name = _sub(step["with"]["name"], ctx)
+            shutil.copytree(_sub(step["with"]["path"], ctx), world["gh"] / "runs" / ctx["github"]["run_id"] / name)
+            uploaded.append(name)
+            continue
+        if uses or step["run"].startswith("python -m pip install"):
+            continue  # checkout (this tree), setup-python and `pip install .` (this venv)
+        out_file = temp / f"output-{i}"
+        out_file.write_text("")
+        env = {**base, "GITHUB_OUTPUT": str(out_file), **{k: _sub(v, ctx) for k, v in step.get("env", {}).items()}}
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+                              env=env, cwd=ROOT, capture_output=True, text=True)
+        if done.returncode != 0:
+            return False, {"failed": step.get("name", step["run"]), "stderr": done.stderr,
+                           "stdout": done.stdout}, uploaded
+        if "id" in step:
+            ctx["steps"][step["id"]] = {"outputs": dict(
+                line.split("=", 1) for line in out_file.read_text().splitlines() if "=" in line)}
+    return True, ctx["steps"], uploaded
+
+
+def publish_run(world, run_id, attempt=1, event="workflow_run", **inputs):
+    ctx = {"github": {"run_id": str(run_id), "run_attempt": str(attempt), "ref_name": "main", "token": "fake",
+                      "event_name": event},
+           "inputs": inputs, "runner": {"temp": str(world["tmp"] / f"publish-{run_id}-{attempt}")}}
+    return play_job(world, "publish.yml", "publish", ctx)
+
+
+def readme_job(world, run_id, attempt=1):
+    data = world["tmp"] / f"publish-{run_id}-{attempt}" / "data"
+    sh(["bash", SCRIPTS / "update-readme.sh", data, world["checkout"] / "README.md", "--push"], world["env"])
+
+
+def report(world, run_id, attempt=1):
+    data = world["tmp"] / f"publish-{run_id}-{attempt}" / "data"
+    rows = json.loads(sh([PY, "-m", "bench", "report", "--data", data, "--format", "json"], world["env"],
+                         cwd=ROOT).stdout)
+    return {(r["device"], r["backend"]): r for r in rows}
+
+
+def points(world, run_id, attempt=1):
+    from bench.analyse.series import build_series
+    from bench.records.history import load_history
+    data = world["tmp"] / f"publish-{run_id}-{attempt}" / "data"
+    series = build_series(load_history(data, warn=None).records)
+    return {(k[1], k[0]): [(p.day.isoformat(), p.value, p.run_id) for p in s.points] for k, s in series.items()}
+
+
+A, B = ("apple-m4", "mlx"), ("ryzen-5800x3d", "openvino")
+
+
+def test_two_nights_with_device_a_offline_the_first_night(world):
+    # Night 1: the nightly fires; B runs, A's runner is offline (its job stays queued).
+    n1 = setup_night(world, "2026-11-20T02:17:20Z")
+    device_job(world, 101, *B, 100.0, "2026-11-20T02:20:00Z", n1)
+    ok1, steps, uploaded = publish_run(world, 101)  # nightly 101 is still open: the sweep takes what is there
+    assert ok1, steps
+    assert points(world, 101) == {B: [("2026-11-20", 100.0, "101")]}
+    assert steps["records"]["outputs"]["refused"] == "0"
+    # Night 2: A comes back and first runs its queued job of night 1 (run 101: its
+    # night was decided when the run started), then night 2's; B is not held back.
+    n2 = setup_night(world, "2026-11-21T02:17:20Z")
+    assert (n1, n2) == ("2026-11-20", "2026-11-21")
+    device_job(world, 102, *B, 101.0, "2026-11-21T02:20:00Z", n2)
+    late = device_job(world, 101, *A, 50.0, "2026-11-21T02:25:00Z", n1)
+    assert late.night.isoformat() == "2026-11-20" and late.started_at.date().isoformat() == "2026-11-21"
+    device_job(world, 102, *A, 51.0, "2026-11-21T02:40:00Z", n2)
+    ok2, steps, _ = publish_run(world, 102)
+    assert ok2, steps
+    assert points(world, 102) == {
+        A: [("2026-11-20", 50.0, "101"), ("2026-11-21", 51.0, "102")],
+        B: [("2026-11-20", 100.0, "101"), ("2026-11-21", 101.0, "102")],
+    }
+    rows = report(world, 102)
+    assert (rows[A]["runs"], rows[B]["runs"]) == (2, 2)
+
+
+def test_a_rerun_after_midnight_lands_on_the_night_it_is_for(world):
+    device_job(world, 201, *B, 50.0, "2026-11-20T02:20:00Z", setup_night(world, "2026-11-20T02:17:10Z"))
+    # Someone reruns B "for last night" at 01:10 UTC: the night input is left empty.
+    night = setup_night(world, "2026-11-21T01:10:00Z")
+    assert night == "2026-11-20"
+    device_job(world, 202, *B, 100.0, "2026-11-21T01:12:00Z", night, event="workflow_dispatch")
+    device_job(world, 203, *B, 102.0, "2026-11-21T02:20:00Z", setup_night(world, "2026-11-21T02:17:10Z"))
+    assert publish_run(world, 203)[0]
+    assert points(world, 203)[B] == [("2026-11-20", 100.0, "202"), ("2026-11-21", 102.0, "203")]
+
+
+def test_a_pinned_version_dispatch_makes_no_point(world):
+    # The real job path: install-backend.sh logs keras_source "pinned", run-bench.sh
+    # passes it to bench run, and the record says so.
+    entry, = matrix(world, "jax")
+    temp = world["tmp"] / "runner-pinned"
+    env = {**world["env"], "GITHUB_RUN_ID": "302", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "workflow_dispatch",
+           "GITHUB_REPOSITORY": REPO, "RUNNER_TEMP": str(temp), "BENCH_DEVICE": entry["device"],
+           "BENCH_BACKEND": entry["backend"], "BENCH_INSTALL": entry["install"], "BENCH_PLUGINS": entry["plugins"],
+           "BENCH_MODELS": "mlp", "BENCH_MODES": "predict", "BENCH_KERAS_VERSION": "3.16.0.dev2026112002",
+           "BENCH_NIGHT": setup_night(world, _dt.now(_tz.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))}
+    temp.mkdir()
+    env.update(line.split("=", 1) for line in sh(["sh", SCRIPTS / "job-paths.sh"], env).stdout.splitlines())
+    env.update({"BENCH_VENV": str(Path(PY).parent.parent), "BENCH_SKIP_INSTALL": "1", "HOME": os.environ["HOME"]})
+    sh(["bash", SCRIPTS / "install-backend.sh"], env)
+    (path,) = sh(["bash", SCRIPTS / "run-bench.sh", "--quick", "--workers", "1"], env).stdout.split()
+    pinned = json.loads(Path(path).read_text())
+    assert pinned["environment"]["keras_source"] == "pinned" and pinned["run"]["night"] == env["BENCH_NIGHT"]
+    shutil.copytree(Path(path).parent, world["gh"] / "runs" / "302" / f"record-302-1-{entry['device']}-jax")
+    # The night's nightly point, made earlier that night.
+    (world["gh"] / "runs" / "301").mkdir()
+    nightly = device_job(world, 301, entry["device"], "jax", 1234.0,
+                         pinned["run"]["started_at"].replace("Z", "+00:00")[:19] + "Z", env["BENCH_NIGHT"])
+    assert nightly.started_at < _utc(pinned["run"]["started_at"])
+    ok1, steps, _ = publish_run(world, 302)
+    assert ok1, steps
+    on_branch = [f for f in data_files(world) if f.startswith("runs/")]
+    assert len(on_branch) == 2  # the pinned record is stored ...
+    assert points(world, 302)[(entry["device"], "jax")] == [
+        (env["BENCH_NIGHT"], 1234.0, "301")]  # ... but the night's point stays the nightly's
+
+
+def test_a_publish_rerun_deploys_its_own_pages_artifact(world):
+    device_job(world, 401, *B, 100.0, "2026-11-20T02:20:00Z", "2026-11-20")
+    first_ok, first, up1 = publish_run(world, 501, attempt=1, event="schedule")
+    assert first_ok, first
+    data_commits = commits(world["data_repo"], "gh-pages")
+    # "Re-run all jobs": attempt 2 publishes nothing new and uploads its own artifact.
+    again_ok, again, up2 = publish_run(world, 501, attempt=2, event="schedule")
+    assert again_ok, again
+    assert commits(world["data_repo"], "gh-pages") == data_commits
+    assert (up1, up2) == (["github-pages-501-1"], ["github-pages-501-2"])
+    artifacts = sorted(p.name for p in (world["gh"] / "runs" / "501").iterdir())
+    assert artifacts == ["github-pages-501-1", "github-pages-501-2"]
+    # deploy names the artifact through the publish job's output: attempt 2's
+    # deploy takes attempt 2's; "re-run failed jobs" (deploy only) keeps attempt 1's output.
+    deploy = _yaml.safe_load((WORKFLOWS / "publish.yml").read_text())["jobs"]["deploy"]["steps"][0]
+    for outputs, name in ((again, "github-pages-501-2"), (first, "github-pages-501-1")):
+        needs = {"needs": {"publish": {"outputs": {"pages_artifact": outputs["site"]["outputs"]["artifact"]}}}}
+        assert _sub(deploy["with"]["artifact_name"], needs) == name
+        assert artifacts.count(name) == 1
+
+
+def test_a_gh_failure_fails_the_publish_step_and_publishes_nothing(world):
+    device_job(world, 601, *B, 100.0, "2026-11-20T02:20:00Z", "2026-11-20")
+    world["env"]["FAKE_GH_FAIL"] = "actions/workflows"
+    ok1, failure, uploaded = publish_run(world, 602, event="schedule")
+    assert not ok1 and failure["failed"] == "Download records"
+    assert "HTTP 502" in failure["stderr"]
+    assert uploaded == [] and not (world["tmp"] / "publish-602-1" / "data").exists()
+    assert subprocess.run(["git", "--git-dir", str(world["data_repo"]), "rev-parse", "--verify", "gh-pages"],
+                          capture_output=True).returncode != 0  # the data branch was never written
