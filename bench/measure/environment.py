@@ -128,21 +128,14 @@ def host_info() -> dict:
 
 
 def cpu_model() -> str:
-    """The CPU's marketing name: /proc/cpuinfo on Linux, sysctl on macOS."""
+    """The CPU's marketing name, from py-cpuinfo (bench/measure/telemetry/cpu.py,
+    read once per process); the platform's own words when it cannot say."""
+    from bench.measure.telemetry import cpu
+
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.lower().startswith(("model name", "hardware", "cpu model")):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    try:
-        out = subprocess.run(["sysctl", "-n", "machdep.cpu.brand_string"], capture_output=True,
-                             text=True, timeout=5)
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return platform.processor() or platform.machine() or "unknown"
+        return cpu.model()
+    except Exception:  # noqa: BLE001 - py-cpuinfo missing or failing: a name is still owed
+        return platform.processor() or platform.machine() or "unknown"
 
 
 def host_driver(accelerator: str) -> str | None:
