@@ -217,6 +217,14 @@ def test_site_links_only_this_repositorys_runs(data, tmp_path, capsys):
     assert "\u202e" not in (out / "data" / "table.md").read_text(encoding="utf-8")
 
 
+def test_show_prints_record_text_as_plain_lines(data, capsys):
+    series = "jax/dev-keras-version-escape-sequence/cnn/train"
+    assert cli.main(["show", series, "--data", str(data)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and not any(line.startswith("::") for line in out.splitlines())
+    assert "3.16U+001B[2J ::error::pwned" in out
+
+
 def test_compare_escapes_every_admitted_head(data, tmp_path, capsys):
     heads = [str(CASES / f"{n}.json") for n in ADDED]
     code = cli.main(["compare", "--base", str(data), "--head", *heads])

@@ -6,6 +6,11 @@ function per output, used by every writer of that output:
 
   markdown(text)    inline markdown, safe inside a table cell (README table,
                     job summaries, the PR comment and its footer)
+  plain(text)       one line of terminal or log text: whitespace runs become
+                    one space and control characters (ESC sequences, a
+                    newline that would start a '::' workflow command) show
+                    as U+XXXX (bench.records.guard.one_line, also used for
+                    publish's refusal lines)
   html              the standard library's html.escape (bench.present.html)
   plot labels       matplotlib Text objects with parse_math=False (plots.py)
 
@@ -26,6 +31,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from bench.records.guard import one_line as plain
+
 _SPECIAL = re.compile(r"([\\`*_\[\]()#!|~])")
 _AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|www)(?=[:.])")  # GitHub's bare autolinks start so
 
@@ -41,4 +48,4 @@ def markdown(text: object) -> str:
     return _SPECIAL.sub(r"\\\1", s).replace("@", "@\u200b")
 
 
-__all__ = ["markdown"]
+__all__ = ["markdown", "plain"]

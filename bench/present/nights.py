@@ -15,13 +15,14 @@ from bench.analyse.series import Series
 from bench.analyse.trends import Assessment, band
 from bench.analyse.window import change_window
 from bench.config import Trends
+from bench.present.escape import plain
 from bench.present.format import DASH, format_delta, format_value
 
 
 def render_nights(s: Series, a: Assessment, t: Trends) -> str:
     half = band(a.noise, t)
     change = a.change.index if a.change is not None else None
-    lines = [f"{'/'.join(s.key)}: {a.status}, {len(s.points)} nights, {s.unit} "
+    lines = [f"{plain('/'.join(s.key))}: {a.status}, {len(s.points)} nights, {s.unit} "
              f"({s.better} is better); level {format_value(a.level) if a.level else DASH}, "
              f"noise band ±{math.expm1(half):.1%}"]
     rows = [("NIGHT", "VALUE", "Δ PREV", "KERAS", "COMMIT", "MARK")]
@@ -37,13 +38,14 @@ def render_nights(s: Series, a: Assessment, t: Trends) -> str:
         rows.append((f.started_at.date().isoformat(), DASH, DASH, f.keras_version or DASH, DASH,
                      f"✖ {f.kind}"))
     rows[1:] = sorted(rows[1:], key=lambda r: r[0])
+    rows = [tuple(plain(c) for c in r) for r in rows]  # record text: no escape sequence, no line break
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     w = change_window(s, a.change)
     if w is not None:
-        lines.append(f"change: Keras {w.before.label()} → {w.after.label()}")
+        lines.append(plain(f"change: Keras {w.before.label()} → {w.after.label()}"))
         lines.append(f"Keras commits ({w.by}): {w.commits_url}")
-        lines += [f"also changed: {c.text()}" for c in w.env_changes]
+        lines += [plain(f"also changed: {c.text()}") for c in w.env_changes]
     return "\n".join(lines) + "\n"
 
 

@@ -162,6 +162,8 @@ CASES = {
                              "added", "", "ok"),
     "url_other_host": (text(edit(**{"run.url": "http://evil.example/keras-team/keras-nightly-bench/actions/runs/1"})),
                        "added", "", "ok"),
+    "keras_version_escape_sequence": (text(edit(**{"environment.keras_version": "3.16\u001b[2J\n::error::pwned"})),
+                                      "added", "", "ok"),
     "huge_finite_value": (text(edit(**{"results.0.value": 1e308, "results.0.samples": [1e308]})), "added", "", "ok"),
 }
 
