@@ -381,3 +381,14 @@ def test_threads_reach_each_backends_own_settings(monkeypatch):
     assert applied["OMP_NUM_THREADS"] == "1" and "intra_op_parallelism_threads=1" in applied["XLA_FLAGS"]
     import os
     assert os.environ["XLA_FLAGS"] == applied["XLA_FLAGS"]  # set before jax is imported in the worker
+
+
+def test_bench_check_prints_every_topic_with_its_status(capsys):
+    import json
+
+    from bench import cli
+
+    assert cli.main(["check", "--json"]) == 0
+    items = json.loads(capsys.readouterr().out)
+    assert {"governor", "load", "swap", "gpu_processes", "threads"} <= {i["topic"] for i in items}
+    assert all(i["status"] in ("ok", "warn", "unknown") for i in items)
