@@ -44,6 +44,7 @@ from __future__ import annotations
 import json
 import re
 import stat
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -165,9 +166,10 @@ class Gate:
 
 
 def one_line(text: object) -> str:
-    """Text on one line with control characters shown as code points."""
+    """Text on one line with control and format characters (ESC, bidi
+    overrides, zero-width ones) shown as code points."""
     s = " ".join(str(text).split())
-    return "".join(f"U+{ord(c):04X}" if ord(c) < 32 or 0x7f <= ord(c) < 0xa0 else c for c in s)
+    return "".join(f"U+{ord(c):04X}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in s)
 
 
 def load_provenance(path: str | Path) -> dict[str, Provenance]:
