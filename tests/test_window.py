@@ -104,3 +104,12 @@ def test_window_rejects_a_backwards_pair():
         Window(a, a, "u", "date")
     with pytest.raises(ValueError, match="'sha'"):
         Window(a, Nightly(date(2026, 11, 6), None, None), "u", "sha")
+
+
+def test_html_links_the_commits_of_the_window():
+    from bench.present.html import render_html
+
+    page = render_html([row_of(records(commits=True))])
+    assert ('<a href="https://github.com/keras-team/keras/compare/0000013abcdef...0000014abcdef">'
+            "Keras commits</a>") in page
+    assert f"Keras {version(STEP - 1)} (2026-11-20) → {version(STEP)} (2026-11-21)" in page
