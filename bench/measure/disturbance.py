@@ -37,8 +37,10 @@ STAT = Path("/proc/stat")
 # other workers: on a machine that is busy all the time (the shared 2-core
 # development VM: PSI stall 55-90 % for every worker) an absolute ceiling flags
 # every worker, and a rerun is no quieter. What a disturbance looks like is a
-# worker off from its peers: a hog on one core drops a 2-thread worker's
-# cpu_per_wall and lifts its stall fraction (scripts/bench_stability.py --hog).
+# worker off from its peers. Measured in one nightly jax run there (records of
+# scripts/bench_stability.py --full --keep): PSI stall was 86-100 % for every
+# worker, useless on its own, while a worker's throughput followed its CPU per
+# wall second (mlp/predict: 0.54 -> 49k, 0.76 -> 60k, 1.13-1.62 -> 98k-172k).
 CPU_DROP = 0.20  # cpu_per_wall this far below the benchmark's median worker
 STALL_RISE = 0.20  # stall fraction this much above the benchmark's median worker
 STEAL_RISE = 0.05  # steal fraction this much above the benchmark's median worker
