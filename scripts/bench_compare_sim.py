@@ -24,6 +24,11 @@ Reported:
   and the smallest shift whose detection rate reaches 95 %.
 A head that is itself a dip night is not "same distribution": it was really
 slower, and no single run can tell that from a regression.
+
+--sees instead reports what `bench compare` says it could see: the
+quantiles of each same-distribution head's "sees" figure (the smallest
+slowdown the rules could have called); it should sit near the shift that
+the detection table calls half the time.
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from statistics import median
+from statistics import median, quantiles
 from types import MappingProxyType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -113,6 +118,18 @@ def report(kind: str, a, settings) -> None:
           f"{smallest if smallest is not None else 'none'} %")
 
 
+def sees(kind: str, a, settings) -> None:
+    """Quantiles of the rows' `detectable` for same-distribution heads."""
+    rng = random.Random(a.seed)
+    make_base = nightly_baseline if kind == NIGHTS else record_baseline
+    found = []
+    for _ in range(a.trials):
+        (row,) = compare(make_base(rng, a, 0.0), head(rng, a, 0.0, 0.0, False), settings)
+        found.append(row.detectable if row.detectable is not None else float("inf"))
+    q = quantiles(found, n=10)
+    print(f"{kind}: 'sees' median {median(found):.1%} (10th percentile {q[0]:.1%}, 90th {q[-1]:.1%})")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--trials", type=int, default=1000)
@@ -122,6 +139,7 @@ def main() -> int:
     p.add_argument("--noise", type=float, default=0.02, help="per-repeat noise, a fraction")
     p.add_argument("--dip-rate", type=float, default=0.05)
     p.add_argument("--base", choices=(NIGHTS, RECORDS, "both"), default="both")
+    p.add_argument("--sees", action="store_true", help="report the 'sees' figure instead (see above)")
     a = p.parse_args()
     cfg = config.load()
     settings = cfg.compare
@@ -131,7 +149,7 @@ def main() -> int:
     print(f"{a.trials} trials per row; {a.repeats} repeats per run; {a.noise:.0%} noise per repeat; "
           f"{a.dip_rate:.0%} dip nights; min_change {settings.min_change:g}, alpha {settings.alpha:g}")
     for kind in (NIGHTS, RECORDS) if a.base == "both" else (a.base,):
-        report(kind, a, settings)
+        (sees if a.sees else report)(kind, a, settings)
     print(f"({time.perf_counter() - t0:.0f} s)")
     return 0
 
