@@ -7,6 +7,7 @@ scripts/corpus_accuracy.py prints the same numbers with the misses.
 """
 
 from collections import Counter
+from functools import lru_cache
 
 from bench.config import Trends
 from bench.analyse.trends import assess
@@ -15,13 +16,14 @@ from tests.corpus import load_cases, make_series
 ALARMS = {"Regressed", "Faster"}
 
 
+@lru_cache(maxsize=1)  # ~1000 series: assessed once for the module's tests
 def _results():
     t = Trends()
     out = []
     for case in load_cases():
         s = make_series(case.values, case.better)
         out.append((case, assess(s, s.points[-1].started_at, t).status))
-    return out
+    return tuple(out)
 
 
 def test_corpus_covers_every_kind_of_series():
