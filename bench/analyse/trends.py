@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from datetime import datetime
 from statistics import NormalDist, median
 
@@ -251,6 +252,7 @@ def _offs_allowed(n_after: int) -> int:
     return max(1, n_after // 4)
 
 
+@lru_cache(maxsize=256)  # a few (noise_factor, n) pairs; scipy's ppf costs ~0.1 ms a call
 def _critical(t: Trends, n_base: int) -> float:
     # n_base: the nights the old sigma rests on (dips left out).
     """How many standard errors a shift must clear: `noise_factor` with a full
