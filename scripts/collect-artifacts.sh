@@ -20,8 +20,10 @@
 # event is schedule or workflow_dispatch and its branch the default branch. A
 # fork's pull request can add or change a workflow file of the same name, but
 # its runs have another head repository or event. Each refused run is one line
-# (also in the job summary). Writes DEST/<run id>/<artifact>/...; prints how
-# many JSON files it has. A run without matching artifacts (none yet, or
+# (also in the job summary). Writes DEST/<run id>/<artifact>/... and
+# DEST/provenance.json (the run each folder came from, as GitHub lists it:
+# `bench publish --provenance` checks every record against it); prints how
+# many record files it has. A run without matching artifacts (none yet, or
 # expired) is noted and skipped; any other `gh` failure fails the step (exit 1)
 # after naming it. bash 3.2 safe.
 set -euo pipefail
@@ -32,7 +34,7 @@ pattern="${PATTERN:-record-*}"
 workflow="${WORKFLOW:-nightly.yml}"
 days="${SWEEP_DAYS:-3}"
 TAB="$(printf '\t')"
-FIELDS='[.id, .path, .event, .head_repository.full_name, .head_branch] | @tsv'
+FIELDS='[.id, .path, .event, .head_repository.full_name, .head_branch, .created_at, .run_started_at, .run_attempt] | @tsv'
 
 say() { echo "collect-artifacts: $*" >&2; }
 note() {  # a refusal: stderr and the job summary
@@ -59,7 +61,8 @@ else
 fi
 
 runs=()
-while IFS="$TAB" read -r id path event head_repo head_branch; do
+accepted=""   # the accepted runs' lines, for provenance.json
+while IFS="$TAB" read -r id path event head_repo head_branch created started attempt; do
   [[ -n "$id" ]] || continue
   why=""
   if [[ "$path" != ".github/workflows/$workflow" ]]; then why="workflow is '$path', expected .github/workflows/$workflow"
@@ -71,6 +74,7 @@ while IFS="$TAB" read -r id path event head_repo head_branch; do
     note "run $id refused: $why"
   else
     runs+=("$id")
+    accepted+="$id$TAB$head_repo$TAB$event$TAB$created$TAB$started$TAB$attempt"$'\n'
   fi
 done <<< "$listing"
 
@@ -91,4 +95,15 @@ if [[ ${#failed[@]} -gt 0 ]]; then
   say "error: could not download run(s) ${failed[*]}; failing so that the next sweep retries them"
   exit 1
 fi
-find "$dest" -name '*.json' -type f | wc -l | tr -d ' '
+printf '%s' "$accepted" | python3 -c '
+import json, os, sys
+dest, runs = sys.argv[1], {}
+for line in sys.stdin.read().splitlines():
+    run_id, repo, event, created, started, attempt = line.split("\t")
+    if os.path.isdir(os.path.join(dest, run_id)):
+        runs[run_id] = {"run_id": run_id, "repository": repo, "event": event, "created_at": created,
+                        "run_started_at": started or None, "run_attempt": int(attempt) if attempt.isdigit() else None}
+with open(os.path.join(dest, "provenance.json"), "w") as f:
+    json.dump({"format": 1, "artifacts": runs}, f, indent=2, sort_keys=True)
+' "$dest"
+find "$dest" -name '*.json' -type f ! -path "$dest/provenance.json" | wc -l | tr -d ' '

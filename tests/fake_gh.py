@@ -25,6 +25,7 @@ import json
 import os
 import shutil
 import sys
+from datetime import datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(os.environ["FAKE_GH_ROOT"])
@@ -87,20 +88,35 @@ def _run_ids() -> list[str]:
 
 
 def _run_fields(run: str) -> dict:
+    """The run as the API lists it. created_at: a minute before the oldest
+    record among its artifacts (a run is created before its jobs start)."""
+    starts = []
+    for path in (ROOT / "runs" / run).rglob("*.json"):
+        try:
+            starts.append(json.loads(path.read_text())["run"]["started_at"])
+        except (ValueError, KeyError, TypeError):
+            pass
+    created = "2026-01-01T00:00:00Z"
+    if starts:
+        first = datetime.fromisoformat(min(starts).replace("Z", "+00:00")) - timedelta(minutes=1)
+        created = first.strftime("%Y-%m-%dT%H:%M:%SZ")
     fields = {"id": int(run), "path": ".github/workflows/nightly.yml", "event": "schedule",
-              "head_repository": {"full_name": os.environ.get("GITHUB_REPOSITORY", "")}, "head_branch": "main"}
+              "head_repository": {"full_name": os.environ.get("GITHUB_REPOSITORY", "")}, "head_branch": "main",
+              "created_at": created, "run_started_at": created, "run_attempt": 1}
     extra = ROOT / "runs" / f"{run}.json"
     if extra.exists():
         fields.update(json.loads(extra.read_text()))
     return fields
 
 
-RUN_FIELDS = "[.id, .path, .event, .head_repository.full_name, .head_branch] | @tsv"
+RUN_FIELDS = ("[.id, .path, .event, .head_repository.full_name, .head_branch, .created_at, .run_started_at, "
+              ".run_attempt] | @tsv")
 
 
 def _tsv(run: dict) -> str:
-    return "\t".join(str(v) for v in (run["id"], run["path"], run["event"],
-                                      run["head_repository"]["full_name"], run["head_branch"]))
+    return "\t".join(str(v) for v in (run["id"], run["path"], run["event"], run["head_repository"]["full_name"],
+                                      run["head_branch"], run["created_at"], run["run_started_at"],
+                                      run["run_attempt"]))
 
 
 def workflow_run(args: list[str]) -> int:

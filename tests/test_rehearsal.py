@@ -203,7 +203,7 @@ def test_one_nightly_end_to_end(world):
 # GitHub's run folder).
 
 import re as _re
-from datetime import datetime as _dt, timezone as _tz
+from datetime import datetime as _dt, timedelta, timezone as _tz
 
 import yaml as _yaml
 
@@ -237,7 +237,13 @@ def device_job(world, run_id, device, backend, value, started, night, *, event="
     }, source="rehearsal job")
     folder = world["gh"] / "runs" / str(run_id) / f"record-{run_id}-{attempt}-{device}-{backend}"
     write_record(rec, folder)
+    run_event(world, run_id, event)
     return rec
+
+
+def run_event(world, run_id, event):
+    """The fake GitHub's record of the run's event (what publish's provenance checks)."""
+    (world["gh"] / "runs" / f"{run_id}.json").write_text(json.dumps({"event": event}))
 
 
 _EXPR = _re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -381,13 +387,15 @@ def test_a_pinned_version_dispatch_makes_no_point(world):
     pinned = json.loads(Path(path).read_text())
     assert pinned["environment"]["keras_source"] == "pinned" and pinned["run"]["night"] == env["BENCH_NIGHT"]
     shutil.copytree(Path(path).parent, world["gh"] / "runs" / "302" / f"record-302-1-{entry['device']}-jax")
+    run_event(world, 302, "workflow_dispatch")
     # The night's nightly point, made earlier that night.
     (world["gh"] / "runs" / "301").mkdir()
-    nightly = device_job(world, 301, entry["device"], "jax", 1234.0,
-                         pinned["run"]["started_at"].replace("Z", "+00:00")[:19] + "Z", env["BENCH_NIGHT"])
+    earlier = (_utc(pinned["run"]["started_at"]) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    nightly = device_job(world, 301, entry["device"], "jax", 1234.0, earlier, env["BENCH_NIGHT"])
     assert nightly.started_at < _utc(pinned["run"]["started_at"])
     ok1, steps, _ = publish_run(world, 302)
     assert ok1, steps
+    assert steps["records"]["outputs"]["refused"] == "0"
     on_branch = [f for f in data_files(world) if f.startswith("runs/")]
     assert len(on_branch) == 2  # the pinned record is stored ...
     assert points(world, 302)[(entry["device"], "jax")] == [

@@ -233,7 +233,7 @@ def test_git_auth_sets_an_environment_only_header():
 # --- collect-artifacts.sh -------------------------------------------------
 
 def _records_below(folder):
-    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json"))
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.json") if p.name != "provenance.json")
 
 
 def test_collect_downloads_one_run_or_sweeps_recent_runs(gh, tmp_path):
@@ -597,6 +597,11 @@ def test_collect_takes_only_this_repositorys_own_nightly_runs_on_the_default_bra
         "collect-artifacts: run 24 refused: branch is 'feature', expected the default branch main",
     ]  # run 25 is another workflow's: not even listed as nightly.yml's
     assert summary.read_text().count("refused") == 3
+    # What `bench publish --provenance` checks each record against: GitHub's word on the run.
+    provenance = json.loads((tmp_path / "all" / "provenance.json").read_text())
+    assert provenance["format"] == 1 and list(provenance["artifacts"]) == ["21"]
+    assert {k: v for k, v in provenance["artifacts"]["21"].items() if k not in ("created_at", "run_started_at")} == {
+        "event": "schedule", "repository": REPO, "run_attempt": 1, "run_id": "21"}
     one = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "one")], env={**env, "RUN_ID": "25"})
     assert one.returncode == 0 and one.stdout.strip() == "0"
     assert "run 25 refused: workflow is '.github/workflows/evil.yml', expected .github/workflows/nightly.yml" in one.stderr
@@ -668,3 +673,29 @@ def test_a_benchmark_comment_is_refused_unless_it_is_a_maintainers_for_the_head(
     out = _run(["bash", SCRIPTS / "pr-dispatch.sh"], env={**env, "AUTHOR_ASSOCIATION": association, "COMMENT_BODY": body})
     assert out.returncode == 1 and message in out.stdout
     assert _dispatched(root) == []
+
+
+# --- publish-records.sh: provenance and quarantine -------------------------
+
+def test_publish_records_checks_provenance_and_quarantines_the_rest(gh, tmp_path):
+    root, env = gh
+    good = make_record([ok("mlp", "predict", 1.0)], run_id="41")
+    forged = make_record([ok("mlp", "predict", 2.0)], backend="torch", run_id="999")  # claims another run
+    _artifact(root, 41, "record-41-1-local-cpu-jax", [good, forged])
+    artifacts = tmp_path / "artifacts"
+    assert _run(["bash", SCRIPTS / "collect-artifacts.sh", str(artifacts)], env={**env, "RUN_ID": "41"},
+                check=True).stdout.strip() == "2"
+    data = tmp_path / "data.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(data)], check=True)
+    out_file = tmp_path / "github_output"
+    out = _run(["bash", SCRIPTS / "publish-records.sh", str(artifacts)],
+               env={**env, "DATA_REPO": str(data), "BENCH_PYTHON": sys.executable, "GITHUB_OUTPUT": str(out_file),
+                    "GH_TOKEN": "", "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md")})
+    assert out.returncode == 0, out.stderr  # the good record is published; the step goes on to the site
+    assert out_file.read_text() == "refused=1\n"
+    assert "::warning title=records refused::1 record(s) refused" in out.stdout
+    (line,) = [x for x in out.stderr.splitlines() if x.startswith("bench publish: refused ")]
+    assert "torch--local-cpu--999-1.json" in line and "expected '41'" in line
+    files = subprocess.run(["git", "--git-dir", str(data), "ls-tree", "-r", "--name-only", "gh-pages"],
+                           capture_output=True, text=True, check=True).stdout.split()
+    assert [f.rsplit("/", 1)[1] for f in files] == ["jax--local-cpu--41-1.json"]
