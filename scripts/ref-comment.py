@@ -5,9 +5,11 @@
     python scripts/ref-comment.py AB_DIR                    # + job summary + PR comment
 
 keras-ref.yml. AB_DIR holds the A/B records (any depth; install-*.json logs
-are skipped). Each record is validated (bench.records.record.load); a bad one
-is left out and named. Records pair up by (backend, device): the base is the
-one with environment.keras_source "nightly", the head the one with "git".
+and collect-artifacts.sh's provenance.json are skipped). Each record is validated (bench.records.record.load); a bad one
+is left out and named. Records pair up by (backend, device): the base is
+side "a" of `bench run --ab` (run.ab.side), the head side "b"; records of
+two plain runs (no run.ab) pair by environment.keras_source, "nightly" the
+base and "git" the head.
 Each pair goes through `bench compare --base BASE --head HEAD --format
 markdown`. The records were written on a self-hosted runner that ran the Keras
 ref's code, so they are only data here: validated, never executed.
@@ -44,6 +46,7 @@ def _pr_comment():
     """scripts/pr-comment.py as a module: one gh client, one summary writer."""
     spec = importlib.util.spec_from_file_location("pr_comment", Path(__file__).with_name("pr-comment.py"))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up while being made
     spec.loader.exec_module(module)
     return module
 
@@ -84,16 +87,18 @@ def pair_records(folder: Path) -> tuple[list[tuple[Path, Path]], list[str]]:
     found: dict[tuple[str, str], dict[str, Path]] = {}
     problems = []
     for path in sorted(folder.rglob("*.json")):
-        if path.is_symlink() or path.name.startswith("install-"):
+        if path.is_symlink() or path.name.startswith("install-") or path.name == "provenance.json":
             continue
         try:
             rec = record_mod.load(path)
         except record_mod.RecordError as e:
             problems.append(f"{path.name}: left out: {str(e).splitlines()[0][:300]}")
             continue
-        source = rec.environment.get("keras_source")
+        ab = rec.data["run"].get("ab")
+        side = ab.get("side") if isinstance(ab, dict) else None
+        source = {"a": BASE, "b": HEAD}.get(side) if ab is not None else rec.environment.get("keras_source")
         if source not in (BASE, HEAD):
-            problems.append(f"{path.name}: keras_source is {source!r}; expected {BASE!r} (A) or {HEAD!r} (B)")
+            problems.append(f"{path.name}: neither run.ab.side a/b nor keras_source {BASE!r}/{HEAD!r}")
             continue
         found.setdefault((rec.backend, rec.device), {})[source] = path
     pairs = []
@@ -117,9 +122,10 @@ def render(pairs, problems, ref: str, run_url: str) -> str:
     if not pairs:
         parts += ["No A/B pair to compare.", ""]
     parts += [f"- {_code(p)}" for p in problems]
+    text = "\n".join(parts).rstrip()
     if run_url:
-        parts += ["", f"[The run]({run_url})."]
-    return "\n".join(parts).rstrip() + "\n"
+        text += f"\n\n[The run]({run_url})."
+    return text + "\n"
 
 
 def _code(text: str) -> str:

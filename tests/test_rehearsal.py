@@ -432,3 +432,67 @@ def test_a_gh_failure_fails_the_publish_step_and_publishes_nothing(world):
     assert uploaded == [] and not (world["tmp"] / "publish-602-1" / "data").exists()
     assert subprocess.run(["git", "--git-dir", str(world["data_repo"]), "rev-parse", "--verify", "gh-pages"],
                           capture_output=True).returncode != 0  # the data branch was never written
+
+
+FAKE_AB = '''
+"""`bench run --ab A B` stand-in: two made-up records (A 100, B 80 samples/s),
+shaped as protocol 2 writes them (run.id <id>-a / -b, run.ab)."""
+import json, os, sys
+sys.path.insert(0, os.getcwd())
+from datetime import datetime, timezone
+from bench.measure.environment import run_info
+from bench.records.record import RunRecord, write
+args = sys.argv[sys.argv.index("run") + 1:]
+opt = lambda name: args[args.index(name) + 1]
+run = run_info(os.environ, datetime.now(timezone.utc).replace(microsecond=0))
+for side, python, value in (("a", opt("--ab"), 100.0), ("b", args[args.index("--ab") + 2], 80.0)):
+    samples = [value * f for f in (0.99, 1.0, 1.01, 0.995, 1.005)]
+    rec = RunRecord.from_dict({"schema_version": 1,
+        "run": {**run, "id": run["id"] + "-" + side, "ab": {"id": run["id"], "side": side, "python": python}},
+        "target": {"backend": opt("--backend"), "keras_backend": opt("--backend"), "device": opt("--device")},
+        "environment": {"keras_version": "3.16.0.dev1", "keras_source": "nightly"},
+        "results": [{"model": "mlp", "mode": "predict", "status": "ok", "value": value, "samples": samples}]},
+        source="fake ab")
+    print(write(rec, opt("--out")))
+'''
+
+
+def test_a_keras_ref_ab_posts_its_comparison(world):
+    # The A/B measurement itself is stood in by two fake venv pythons whose
+    # `bench run --ab` writes made-up records; the rest is run-ab.sh,
+    # install-backend.sh, ref-comment.py and keras-ref.yml's comment job.
+    temp = world["tmp"] / "runner-ab"
+    temp.mkdir()
+    env = {**world["env"], "GITHUB_RUN_ID": "701", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "workflow_dispatch",
+           "GITHUB_REPOSITORY": REPO, "RUNNER_TEMP": str(temp), "BENCH_DEVICE": "local-cpu", "BENCH_BACKEND": "jax",
+           "BENCH_KERAS_BACKEND": "jax", "BENCH_INSTALL": "", "BENCH_PLUGINS": "", "KERAS_REF": "my-branch",
+           "BENCH_SKIP_INSTALL": "1"}
+    env.update(line.split("=", 1) for line in sh(["sh", SCRIPTS / "job-paths.sh"], env).stdout.splitlines())
+    writer = world["tmp"] / "fake_ab.py"
+    writer.write_text(FAKE_AB)
+    for venv in (env["BENCH_VENV"], env["BENCH_VENV"] + "-ref"):
+        (Path(venv) / "bin").mkdir(parents=True)
+        fake = Path(venv) / "bin" / "python"
+        fake.write_text(f'#!/bin/bash\nif [ "$1 $2 $3" = "-m bench run" ]; then\n'
+                        f'  case " $* " in *" --help "*) echo "  --ab A_PYTHON B_PYTHON"; exit 0;; esac\n'
+                        f'  exec {PY} {writer} "$@"\nfi\nexec {PY} "$@"\n')
+        fake.chmod(0o755)
+    sh(["bash", SCRIPTS / "run-ab.sh"], env)
+    out = temp / "bench-out"
+    summary = (out / "compare.md").read_text()
+    assert summary.startswith("<!-- keras-nightly-bench:keras-ref -->\n### Keras `my-branch` against the current nightly")
+    assert "<!-- keras-nightly-bench:compare -->" not in summary and "mlp" in summary
+    assert sorted(p.name for p in (out / "ab").glob("install-*.json")) == ["install-nightly.json", "install-ref.json"]
+    assert json.loads((out / "ab" / "install-ref.json").read_text())["keras_source"] == "git"
+    # The upload, then the GitHub-hosted comment job, played from keras-ref.yml.
+    shutil.copytree(out / "ab", world["gh"] / "runs" / "701" / "keras-ref-701-1-local-cpu-jax")
+    (world["gh"] / "runs" / "701.json").write_text(json.dumps(
+        {"path": ".github/workflows/keras-ref.yml", "event": "workflow_dispatch"}))
+    ctx = {"github": {"run_id": "701", "run_attempt": "1", "token": "fake", "server_url": "https://github.example",
+                      "repository": REPO},
+           "inputs": {"pr": "42", "keras_ref": "my-branch"}, "runner": {"temp": str(world["tmp"] / "comment-job")}}
+    done, steps, _ = play_job(world, "keras-ref.yml", "comment", ctx)
+    assert done, steps
+    (comment,) = json.loads((world["gh"] / "comments" / "42.json").read_text())
+    assert comment["body"] == summary.rstrip("\n") + "\n\n[The run](https://github.example/" + REPO + "/actions/runs/701).\n"
+    assert (world["tmp"] / "comment-job" / "summary.md").read_text().startswith("<!-- keras-nightly-bench:keras-ref -->")
