@@ -699,3 +699,14 @@ def test_publish_records_checks_provenance_and_quarantines_the_rest(gh, tmp_path
     files = subprocess.run(["git", "--git-dir", str(data), "ls-tree", "-r", "--name-only", "gh-pages"],
                            capture_output=True, text=True, check=True).stdout.split()
     assert [f.rsplit("/", 1)[1] for f in files] == ["jax--local-cpu--41-1.json"]
+
+
+def test_the_record_carries_the_git_commit_the_install_resolved():
+    from bench.measure.environment import capture
+    log = {"ok": True, "keras_source": "git", "keras_commit": "c" * 40}
+    env = capture(versions={}, children=[], accelerator="cpu", keras_source="git", install_log=log,
+                  device_env={}, environ={}, host={})
+    assert (env["keras_source"], env["keras_commit"]) == ("git", "c" * 40)
+    nightly = capture(versions={}, children=[], accelerator="cpu", keras_source=None,
+                      install_log={"ok": True, "keras_commit": None}, device_env={}, environ={}, host={})
+    assert nightly["keras_source"] == "nightly" and "keras_commit" not in nightly
