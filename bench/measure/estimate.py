@@ -16,10 +16,14 @@ from __future__ import annotations
 import statistics
 from typing import Sequence
 
-# Chosen from scripts/bench_stability.py (README "Measuring honestly"): on the
-# 2-core development VM the median of worker medians had the smallest spread
-# across 5 invocations among the candidates that never rescale by a single
-# process; "best" follows whichever process was luckiest and moves with it.
+# Measured (scripts/bench_stability.py --full --keep DIR, then --from DIR): 3
+# nightly jax invocations on the shared 2-core VM under load 5-17, spread of
+# each estimator across the invocations for cnn/train, cnn/predict, mlp/train,
+# mlp/predict: median 77/35/7.0/9.5 %, best 45/10/2.5/28 %, trimmed 82/19/7.0/6.8 %.
+# No candidate is stable there and none wins everywhere: "best" was tighter on
+# three series but follows one lucky process (mlp/predict: one worker at 172k
+# among 98k-113k made it the worst), so the median of the clean workers stays
+# the headline until a quieter machine says otherwise.
 HEADLINE = "median"
 
 
