@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -37,16 +38,22 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.measure import estimate  # noqa: E402
+from bench.measure import estimate, lock  # noqa: E402
 
 HOG = "import os, sys, time\nos.sched_setaffinity(0, {0})\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
 
 
-def one_run(backend: str, extra: list[str], keep: Path | None) -> tuple[dict, float]:
-    with tempfile.TemporaryDirectory() as out:
+def one_run(backend: str, extra: list[str], keep: Path | None, started=lambda: None) -> tuple[dict, float]:
+    """One `bench run`. This script takes the machine lock itself (so the wall
+    time and a hog's start count from when the run may start) and gives the
+    run a private lock file."""
+    with tempfile.TemporaryDirectory() as out, \
+            lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True), "bench_stability.py"):
+        started()
         t0 = time.monotonic()
+        env = {**os.environ, lock.ENV: str(Path(out) / "inner.lock")}
         proc = subprocess.run([sys.executable, "-m", "bench", "run", "--backend", backend,
-                               "--out", out, *extra], cwd=REPO, capture_output=True, text=True)
+                               "--out", out, *extra], cwd=REPO, capture_output=True, text=True, env=env)
         wall = time.monotonic() - t0
         if proc.returncode != 0:
             raise SystemExit(f"bench run --backend {backend} failed:\n{proc.stderr[-2000:]}")
@@ -109,12 +116,12 @@ def hog_run(backend: str, extra: list[str], delay: float, seconds: float, keep) 
         window.append(time.time())
 
     timer = threading.Timer(delay, start)
-    timer.start()
     try:
-        result, wall = one_run(backend, extra, keep)
+        result, wall = one_run(backend, extra, keep, started=timer.start)
     finally:
         timer.cancel()
-    timer.join()
+    if timer.is_alive():
+        timer.join()
     return result, wall, tuple(window)
 
 
