@@ -243,7 +243,7 @@ def test_each_child_gets_the_device_env_and_the_quick_protocol(tmp_path, monkeyp
     assert [(j.spec.model, j.spec.mode, j.timeout) for j in seen] == [("cnn", "predict", 7.0), ("mlp", "predict", 7.0)]
     # devices.local-cpu.env, plus its `threads` for the backend's prepare()
     assert all(j.spec.env == {"BENCH_MLX_DEVICE": "cpu", "BENCH_THREADS": "2"} for j in seen)
-    assert (seen[0].spec.repeats, seen[0].spec.min_repeat_seconds) == (3, 0.25)
+    assert (seen[0].spec.repeats, seen[0].spec.min_repeat_seconds) == (2, 0.05)  # the tests' quick protocol
     assert seen[1].spec.batch_size == 256
 
 
