@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import statistics
 import subprocess
 import sys
@@ -34,6 +33,7 @@ from typing import Callable
 
 from bench.measure import disturbance, estimate, failures, schedule, usage
 from bench.measure.child import Spec, backend_mode
+from bench.measure.runner import _kill_group  # one way to end a worker and its children
 from bench.measure.worker import WorkerSpec
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -121,14 +121,6 @@ def _events(path: Path) -> list[dict]:
         except json.JSONDecodeError:
             break  # a line cut by a crash: everything before it stands
     return out
-
-
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-    proc.wait()
 
 
 # -- worker entries and results ----------------------------------------------------
