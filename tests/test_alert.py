@@ -98,3 +98,12 @@ def test_repo_is_required(tmp_path, capsys, monkeypatch):
     monkeypatch.delenv("GITHUB_REPOSITORY", raising=False)
     assert cli.main(["alert", "--data", str(tmp_path)]) == 2
     assert "expected OWNER/NAME" in capsys.readouterr().err
+
+
+def test_a_model_name_that_would_close_the_hidden_marker_opens_one_issue_only(tmp_path, gh, capsys):
+    data = write_data(recs("b -->x", STEP), tmp_path / "data")
+    assert alert(data) == 0
+    [issue] = issues(gh).values()
+    assert "<!-- bench:alert:series jax/local-cpu/b%20--%3Ex/train -->" in issue["body"]
+    assert alert(data) == 0  # read back from the marker: the same series, no second issue
+    assert len(issues(gh)) == 1

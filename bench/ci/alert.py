@@ -28,6 +28,7 @@ import math
 import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
+from urllib.parse import quote, unquote
 
 from bench.present.escape import markdown as escape
 from bench.present.format import format_delta, format_value
@@ -89,7 +90,7 @@ def parse_issue(number: int, body: str) -> Issue | None:
     if not (isinstance(state, dict) and _level(state.get("before")) and _level(state.get("after"))
             and state.get("better") in ("bigger", "smaller")):
         state = None
-    return Issue(number, m.group(1), state, body)
+    return Issue(number, unquote(m.group(1)), state, body)
 
 
 def plan(rows: Sequence[Row], issues: Sequence[Issue], min_change: float, recent: Mapping[str, float],
@@ -164,7 +165,8 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
         lines.append(f"- chart: {link}")
     lines += ["", f"Run `python -m bench show SERIES --data DIR` for the nights, or the bisect workflow "
               "(bisect.yml) for the commit.", "",
-              SERIES_MARK.format(series), STATE_MARK.format(json.dumps(state, sort_keys=True))]
+              # Percent-encoded: a label holding ' -->' cannot end the hidden comment.
+              SERIES_MARK.format(quote(series, safe='/')), STATE_MARK.format(json.dumps(state, sort_keys=True))]
     return "\n".join(lines) + "\n"
 
 
