@@ -10,6 +10,7 @@ import pytest
 
 from bench import cli
 from bench.commands.bisect import run_bisect
+from bench.compare.bisect import BisectError
 from tests.helpers import T0, make_record, ok, write_data
 from tests.standin import FakeRunner, make_history
 
@@ -123,9 +124,9 @@ def test_a_state_of_another_bisect_is_refused(tmp_path, history, capsys):
     runner = FakeRunner(repo, seed=3)
     assert run_bisect(args(tmp_path, repo, commits[0], commits[-1], state=str(state)),
                       lambda key, good: runner) == 0
-    assert run_bisect(args(tmp_path, repo, commits[1], commits[-1], state=str(state)),
-                      lambda key, good: runner) == 2
-    assert "state file" in capsys.readouterr().err and len(runner.calls) == 7
+    with pytest.raises(BisectError, match="state file"):  # the CLI prints it as one line, exit 2
+        run_bisect(args(tmp_path, repo, commits[1], commits[-1], state=str(state)), lambda key, good: runner)
+    assert len(runner.calls) == 7
 
 
 def test_the_real_probe_reads_the_two_ab_records_and_judges_the_pairs(tmp_path):

@@ -12,13 +12,15 @@ import json
 import subprocess
 
 from bench.ci.alert import LABEL, Action, Issue, parse_issue
-from bench.errors import BenchError
+from bench.errors import EXIT_NO, BenchError
 
 GH_TIMEOUT = 120
 
 
 class AlertError(BenchError, RuntimeError):
     """A GitHub call failed (the message names it and gh's answer)."""
+
+    exit_code = EXIT_NO  # bad input is 2; here the input was fine and GitHub said no
 
 
 def gh(args: list[str], payload: dict | None = None) -> str:

@@ -44,8 +44,7 @@ def main(args) -> int:
         open_issues = issues.list_open(repo)
     except issues.AlertError as e:
         if not args.dry_run:
-            print(f"bench alert: error: {e}", file=sys.stderr)
-            return 1
+            raise
         # A dry run still says what it would do, as if no alert issue were open.
         print(f"bench alert: cannot list the open issues ({e}); dry run as if none were open", file=sys.stderr)
         open_issues = []

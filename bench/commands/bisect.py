@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from bench import config
+from bench.errors import UsageError
 from bench.records import atomic
 
 DEFAULT_REPO = "https://github.com/keras-team/keras"
@@ -63,23 +64,22 @@ def run_bisect(args, make_probe) -> int:
 
     try:
         key = parse_key(args.series)
-        work = Path(args.work)
-        repo = keras_git.open_repo(args.keras_repo, work / "clones")
-        nightlies = _nightlies(args.data, key) if args.data else None
-        good = _commit(repo, "--good", args.good, nightlies, args)
-        bad = _commit(repo, "--bad", args.bad, nightlies, args)
-        commits = keras_git.commits_between(repo, good, bad)
-        name = f"{'-'.join(key)}-{good[:12]}-{bad[:12]}"
-        state_path = Path(args.state) if args.state else work / f"state-{name}.json"
-        state = b.load_state(state_path, args.series, good, bad, commits)
-        resumed = len(state.order)
-        if resumed:
-            print(f"bench bisect: resuming {state_path}: {resumed} probe(s) already measured", file=sys.stderr)
-        print(f"bench bisect: {len(commits)} commits after {good[:12]} up to {bad[:12]}", file=sys.stderr)
-        result = b.bisect(state, _echo(make_probe(key, good)), save=lambda s: s.save(state_path))
-    except (b.BisectError, ValueError) as e:
-        print(f"bench bisect: error: {e}", file=sys.stderr)
-        return 2
+    except ValueError as e:  # BisectError and the rest reach the CLI's one handler
+        raise UsageError(f"--series: {e}") from None
+    work = Path(args.work)
+    repo = keras_git.open_repo(args.keras_repo, work / "clones")
+    nightlies = _nightlies(args.data, key) if args.data else None
+    good = _commit(repo, "--good", args.good, nightlies, args)
+    bad = _commit(repo, "--bad", args.bad, nightlies, args)
+    commits = keras_git.commits_between(repo, good, bad)
+    name = f"{'-'.join(key)}-{good[:12]}-{bad[:12]}"
+    state_path = Path(args.state) if args.state else work / f"state-{name}.json"
+    state = b.load_state(state_path, args.series, good, bad, commits)
+    resumed = len(state.order)
+    if resumed:
+        print(f"bench bisect: resuming {state_path}: {resumed} probe(s) already measured", file=sys.stderr)
+    print(f"bench bisect: {len(commits)} commits after {good[:12]} up to {bad[:12]}", file=sys.stderr)
+    result = b.bisect(state, _echo(make_probe(key, good)), save=lambda s: s.save(state_path))
     out = Path(args.out) if args.out else work / f"bisect-{name}.json"
     atomic.write_text(out, result.to_json())
     print(result.message())

@@ -38,13 +38,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from bench.errors import BenchError
 from bench.records import atomic
 
 FORMAT = 1
 VERDICTS = ("slower", "unchanged", "faster")
 
 
-class BisectError(ValueError):
+class BisectError(BenchError, ValueError):
     """Bad bisect input: names the input, the bad value and the expected form."""
 
 
