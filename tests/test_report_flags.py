@@ -98,3 +98,16 @@ def test_html_colours_only_a_delta_beyond_the_noise(tmp_path, capsys):
     page = capsys.readouterr().out
     assert '<td class="num worse">-40.3% ▼</td>' in page
     assert '<td class="num">-1.5%</td>' in page
+
+
+def test_latency_rows_get_their_own_table_after_throughput(tmp_path, capsys):
+    lat = {"unit": "ms", "better": "smaller"}
+    recs = [make_record([ok("mlp", "predict", 1000.0), ok("mlp", "latency", 1.5, **lat)],
+                        started_at=T0 + timedelta(days=d), run_id=f"r{d}") for d in range(2)]
+    data = write_data(recs, tmp_path / "data")
+    assert cli.main(["report", "--data", str(data)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:3] == ["**2 New**", "", "_samples/s, bigger is better_"]
+    assert out.index("_ms, smaller is better_") == 8
+    assert out[6].startswith("| jax | local-cpu | mlp | predict | 1.0k |")
+    assert out[12].startswith("| jax | local-cpu | mlp | latency | 1.50 |")

@@ -29,10 +29,25 @@ def render_markdown(rows: list[Row], by: str = "status") -> str:
     `by` 'status' (then name) or 'name' (table.sort_rows)."""
     rows = sort_rows(rows, by)
     head = header(by)
-    lines = [f"**{summary(rows)}**", "", _line(head), _line(("---",) * len(head))]
-    # Record text (labels, failure messages) is escaped cell by cell; the link is ours.
-    lines += [_line(tuple(escape(c) for c in cells(r)[:-1]) + (_with_link(r),)) for r in rows]
+    lines = [f"**{summary(rows)}**"]
+    groups = by_unit(rows)
+    for unit, better, group in groups:
+        # LATEST has no unit of its own: latency (ms) beside throughput (samples/s)
+        # would read as one scale, so each unit gets its own table, throughput first.
+        lines += [""] + ([f"_{escape(unit)}, {better} is better_", ""] if len(groups) > 1 else [])
+        lines += [_line(head), _line(("---",) * len(head))]
+        # Record text (labels, failure messages) is escaped cell by cell; the link is ours.
+        lines += [_line(tuple(escape(c) for c in cells(r)[:-1]) + (_with_link(r),)) for r in group]
     return "\n".join(lines) + "\n"
+
+
+def by_unit(rows: list[Row]) -> list[tuple[str, str, list[Row]]]:
+    """Rows grouped by (unit, better), order kept within each; samples/s first."""
+    groups: dict[tuple[str, str], list[Row]] = {}
+    for r in rows:
+        groups.setdefault((r.unit, r.better), []).append(r)
+    keys = sorted(groups, key=lambda k: (k[0] != "samples/s", k))
+    return [(unit, better, groups[(unit, better)]) for unit, better in keys]
 
 
 def _with_link(r: Row) -> str:
