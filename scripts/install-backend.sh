@@ -30,6 +30,8 @@ venv="${BENCH_VENV:-.bench-venv}"
 python="${BENCH_PYTHON:-python3}"
 keras_version="${BENCH_KERAS_VERSION:-}"
 keras_ref="${BENCH_KERAS_REF:-}"
+# Where a git ref comes from: keras-team/keras, or a mirror/clone (bench bisect --keras-repo).
+keras_repo="${BENCH_KERAS_REPO:-https://github.com/keras-team/keras.git}"
 
 die() { echo "install-backend: error: $*" >&2; exit 2; }
 
@@ -40,13 +42,16 @@ fi
 if [[ -n "$keras_ref" && ! "$keras_ref" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ ]]; then
   die "BENCH_KERAS_REF is '$keras_ref'; expected a git branch, tag or commit such as master"
 fi
+if [[ ! "$keras_repo" =~ ^(https://|file:///)[A-Za-z0-9._/~-]+$ ]]; then
+  die "BENCH_KERAS_REPO is '$keras_repo'; expected an https:// or file:/// git URL"
+fi
 if [[ -n "$keras_version" && -n "$keras_ref" ]]; then
   die "BENCH_KERAS_VERSION ('$keras_version') and BENCH_KERAS_REF ('$keras_ref') both set; expected at most one"
 fi
 
 # keras_source (docs/DESIGN.md 'Points'): only "nightly", the newest nightly, makes points.
 if [[ -n "$keras_ref" ]]; then
-  keras_spec="keras @ git+https://github.com/keras-team/keras.git@$keras_ref"
+  keras_spec="keras @ git+$keras_repo@$keras_ref"
   keras_source="git"
 elif [[ -n "$keras_version" ]]; then
   keras_spec="keras-nightly==$keras_version"

@@ -164,3 +164,10 @@ def test_a_midpoint_is_slow_when_nearer_bad_than_good():
     assert not is_slow(p(-0.02), bad) and not is_slow(p(0.01), bad)
     slower_time = Probe("b", "slower", 0.08, (0.05, 0.11), 0.001, 7)  # 'smaller is better': up is slower
     assert is_slow(p(0.06), slower_time) and not is_slow(p(0.02), slower_time)
+
+
+def test_the_real_probe_installs_from_the_keras_repo_it_was_given(tmp_path):
+    from bench.compare.bisect_probe import keras_url
+
+    assert keras_url("https://github.com/keras-team/keras.git") == "https://github.com/keras-team/keras.git"
+    assert keras_url(str(tmp_path / "keras")) == f"file://{tmp_path}/keras"

@@ -179,3 +179,16 @@ def test_an_old_level_needs_min_points_nights():
     assert _status([1000.0, 300.0, 1001.0, 999.0, 1002.0, 800.0, 801.0, 799.0, 800.0]).status != "Regressed"
     # ... and after 6 good nights it is.
     assert _status([1000.0, 1001.0, 999.0, 1002.0, 1000.0, 998.0, 800.0, 801.0, 799.0]).status == "Regressed"
+
+
+def test_a_protocol_change_is_never_read_as_a_keras_change():
+    # 20 nights at 1000 under protocol 1, then protocol 2 measures 30 % higher and holds.
+    s = make_series([1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4 + [1300.0, 1305.0, 1298.0, 1302.0, 1299.0, 1301.0])
+    assert assess(s, s.points[-1].started_at, T).status == "Faster"  # without the protocol: a change
+    p2 = (("protocol", "workers v2"),)
+    points = s.points[:20] + tuple(replace(p, state=p2) for p in s.points[20:])
+    s2 = replace(s, points=points)
+    a = assess(s2, s2.points[-1].started_at, T)
+    assert (a.status, a.change) == ("Steady", None)  # 6 nights of protocol 2, compared among themselves
+    short = replace(s, points=points[:24])
+    assert assess(short, short.points[-1].started_at, T).status == "New"  # 4 nights: too few yet

@@ -155,9 +155,13 @@ def test_install_backend_keras_version_and_git_ref(fake_python):
     assert _install(env, BENCH_KERAS_REF="v3.13.0").returncode == 0
     assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+https://github.com/keras-team/keras.git@v3.13.0")
     assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "git"
+    pip_log.unlink()  # bench bisect --keras-repo: a clone of Keras, as a file:/// URL
+    assert _install(env, BENCH_KERAS_REF="abc123", BENCH_KERAS_REPO="file:///srv/keras").returncode == 0
+    assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+file:///srv/keras@abc123")
 
 
 @pytest.mark.parametrize("extra, message", [
+    ({"BENCH_KERAS_REF": "main", "BENCH_KERAS_REPO": "ssh://x; rm -rf /"}, "BENCH_KERAS_REPO is"),
     ({"BENCH_KERAS_REF": "main; curl evil"}, "BENCH_KERAS_REF is 'main; curl evil'; expected a git branch"),
     ({"BENCH_KERAS_VERSION": "latest"}, "BENCH_KERAS_VERSION is 'latest'; expected a version"),
     ({"BENCH_KERAS_VERSION": "3.1", "BENCH_KERAS_REF": "master"}, "both set; expected at most one"),

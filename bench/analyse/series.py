@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from bench.analyse import envsummary
 from bench.records.newest import is_newer, newness
@@ -41,6 +41,25 @@ class Point:
     # That night's machine and software as text fields (bench.analyse.envsummary):
     # the dashboard's tooltip and its "what changed from the previous point".
     state: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def protocol(self) -> str:
+        """The measurement protocol, 'name vN' (run.protocol; records from
+        before it existed were measured by protocol 1)."""
+        return dict(self.state).get("protocol", PROTOCOL_1)
+
+
+PROTOCOL_1 = "single-process v1"
+
+
+def protocol_start(points: Sequence[Point]) -> int:
+    """Index of the first of the newest points measured under the newest
+    point's protocol: a protocol change moves the numbers by itself, so the
+    status never compares across it (it would read as a Keras change)."""
+    i = len(points)
+    while i > 0 and points[i - 1].protocol == points[-1].protocol:
+        i -= 1
+    return i
 
 
 @dataclass(frozen=True)

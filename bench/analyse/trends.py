@@ -35,7 +35,7 @@ from scipy.special import stdtrit
 from typing import Sequence
 
 from bench.config import Trends
-from bench.analyse.series import Series
+from bench.analyse.series import Series, protocol_start
 
 STATUSES = ("Failed", "Stale", "New", "Regressed", "Faster", "Watch", "Steady", "Skipped")
 
@@ -113,10 +113,11 @@ def assess(series: Series, newest_run: datetime, t: Trends) -> Assessment:
         return Assessment("Skipped")
     if (newest_run.date() - points[-1].day).days > t.stale_days:
         return Assessment("Stale", level=points[-1].value)
-    if len(points) < t.min_points:
+    start = protocol_start(points)  # only nights of the newest protocol are compared
+    if len(points) - start < t.min_points:
         return Assessment("New", level=points[-1].value)
     sign = -1.0 if series.better == "smaller" else 1.0
-    tail_start = max(0, len(points) - t.window - BASELINE - 2)
+    tail_start = max(start, len(points) - t.window - BASELINE - 2)
     x = [sign * math.log(p.value) for p in points[tail_start:]]
     change = find_change(x, t, sign)
     if change is not None:

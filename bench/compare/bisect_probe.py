@@ -10,8 +10,8 @@ side. A fake runner in the tests feeds the same function.
 RealProbe: one venv per commit under --work (good's made once), made by
 the project's one install path, scripts/install-backend.sh with
 BENCH_KERAS_REF=<sha> (the backend from the job's BENCH_INSTALL and
-BENCH_PLUGINS, Keras from keras-team/keras at that commit: --keras-repo is
-only read for the list of commits, so it must mirror keras-team/keras),
+BENCH_PLUGINS, Keras at that commit from --keras-repo through
+BENCH_KERAS_REPO: a local clone becomes a file:/// URL),
 then GOOD_PYTHON -m bench run --protocol 2 --ab GOOD_PYTHON PROBE_PYTHON
 from the repository root for the one (backend, device, model, mode), and
 the two records' worker values.
@@ -82,7 +82,7 @@ class RealProbe:
             return python
         log = where.with_suffix(".install.json")
         env = {**os.environ, "BENCH_VENV": str(where), "BENCH_KERAS_REF": commit, "BENCH_KERAS_VERSION": "",
-               "BENCH_INSTALL_LOG": str(log)}
+               "BENCH_INSTALL_LOG": str(log), "BENCH_KERAS_REPO": keras_url(self.repo)}
         done = subprocess.run(["bash", str(ROOT / "scripts" / "install-backend.sh")], capture_output=True,
                               text=True, timeout=INSTALL_TIMEOUT, env=env, cwd=ROOT)
         if done.returncode != 0 or not python.exists():
@@ -111,4 +111,12 @@ def read_ab(folder: Path, model: str, mode: str) -> dict:
         raise BisectError(f"{folder}: no A/B pair of records with {model}/{mode}; "
                           "expected the two records of bench run --ab")
     return sides
+
+
+def keras_url(repo: str) -> str:
+    """--keras-repo as the git URL pip installs from: URLs as given, a local
+    clone as an absolute file:/// URL."""
+    if "://" in repo:
+        return repo
+    return Path(repo).expanduser().resolve().as_uri()
 

@@ -274,6 +274,8 @@
     return { days, data: [xs, values, before, after], byDay, fails };
   }
 
+  const PROTOCOL_1 = "single-process v1";  // records from before run.protocol (bench.analyse.series)
+
   function drawMarks(r, cd, small) {
     return (u) => {
       const ctx = u.ctx, dpr = devicePixelRatio || 1;
@@ -294,6 +296,25 @@
         if (!small && x - lastLabel > 60 * dpr) {
           ctx.fillText(list.map((f) => f.kind).join(","), x + 3 * dpr, top + 8 * dpr);  // canvas text: never markup
           lastLabel = x;
+        }
+      }
+      // A new measurement protocol moves the numbers by itself: mark its first
+      // point (the status compares only nights of the newest protocol).
+      const pts = points(r);
+      for (let i = 1; i < pts.days.length; i++) {
+        const a = envOf({ env: pts.env[i - 1] }), b = envOf({ env: pts.env[i] });
+        const pa = (a && a.protocol) || PROTOCOL_1, pb = (b && b.protocol) || PROTOCOL_1;
+        if (!a || !b || pa === pb) continue;
+        const x = Math.round(u.valToPos(pts.days[i] * DAY, "x", true));
+        if (x < left || x > left + width) continue;
+        ctx.strokeStyle = "#64748b";
+        ctx.setLineDash([2 * dpr, 3 * dpr]);
+        ctx.lineWidth = dpr;
+        ctx.beginPath(); ctx.moveTo(x, top); ctx.lineTo(x, top + height); ctx.stroke();
+        ctx.setLineDash([]);
+        if (!small) {
+          ctx.fillStyle = "#475569";
+          ctx.fillText(`protocol ${pb}`, x + 3 * dpr, top + 20 * dpr);  // canvas text: never markup
         }
       }
       const c = r.change;
