@@ -42,3 +42,11 @@ def read_text(path: "str | Path", error: type[BenchError] = BenchError) -> str:
         raise error(f"{path}: cannot read: {e.strerror}") from None
     except UnicodeDecodeError:
         raise error(f"{path}: not UTF-8 text") from None
+
+
+def shown(value: object, limit: int = 80, *, as_text=repr) -> str:
+    """`value` as an error message shows it (repr by default; ascii to make
+    look-alikes visible), cut to `limit` characters so a hostile value cannot
+    flood a log line."""
+    text = as_text(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"

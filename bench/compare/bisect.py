@@ -38,8 +38,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
-from bench.errors import BenchError
 from bench.records import atomic
+from bench.errors import BenchError, shown
 
 FORMAT = 1
 VERDICTS = ("slower", "unchanged", "faster")
@@ -116,11 +116,11 @@ def load_state(path: str | Path, series: str, good: str, bad: str, commits: Sequ
     mine = {"series": series, "good": good, "bad": bad, "commits": list(commits)}
     for k, v in mine.items():
         if d.get(k) != v:
-            raise BisectError(f"state file {p}: {k} is {_short(d.get(k))}, this bisect's is {_short(v)}; "
+            raise BisectError(f"state file {p}: {k} is {shown(d.get(k), 60)}, this bisect's is {shown(v, 60)}; "
                               "expected the state of this same bisect (or give another --state)")
     probes = d.get("probes")
     if not isinstance(probes, dict):
-        raise BisectError(f"state file {p}: probes is {_short(probes)}; expected an object")
+        raise BisectError(f"state file {p}: probes is {shown(probes, 60)}; expected an object")
     for c, pj in probes.items():
         fresh.probes[c] = Probe.from_json(pj)
         fresh.order.append(c)
@@ -219,7 +219,3 @@ def _probe_json(p: Probe) -> dict:
 def _pct(x: float) -> str:
     return f"{x * 100:+.1f}%"
 
-
-def _short(v) -> str:
-    text = repr(v)
-    return text if len(text) <= 60 else text[:57] + "..."

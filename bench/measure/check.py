@@ -16,6 +16,8 @@ from __future__ import annotations
 import os
 from typing import Mapping
 
+from bench.errors import shown
+
 LOAD_PER_CPU = 0.5
 PRESSURE_PCT = 10.0
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "XLA_FLAGS")
@@ -115,13 +117,8 @@ def render(items: list[dict]) -> str:
     lines = []
     for i in items:
         advice = f" -> {i['advice']}" if i["advice"] else ""
-        lines.append(f"{i['status']:<7} {i['topic']:<{width}}  {_short(i['value'])}{advice}")
+        lines.append(f"{i['status']:<7} {i['topic']:<{width}}  {shown(i['value'], 60, as_text=str)}{advice}")
     return "\n".join(lines) + "\n"
-
-
-def _short(value) -> str:
-    text = str(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def resources(threads: int | None, cpus, available: set[int] | None, key: str) -> str | None:

@@ -41,7 +41,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from bench.measure import disturbance
+from bench.measure import disturbance, estimate
 
 Clock = Callable[[], float]  # monotonic seconds
 Run = Callable[[int], object]  # run(steps): do `steps` batches, host-synchronised
@@ -319,10 +319,7 @@ def spread(values: Mapping[str, float] | list[float]) -> float:
     Works for throughputs and for durations alike (smaller is better for both
     as a measure of agreement)."""
     vals = list(values.values()) if isinstance(values, Mapping) else list(values)
-    if not vals:
-        return 0.0
-    mid = statistics.median(vals)
-    return max(abs(v / mid - 1) for v in vals)
+    return estimate.spread(vals, statistics.median(vals)) if vals else 0.0
 
 
 SETUP_CALLS = 3  # one-step calls timed after the repeats to estimate the per-call set-up

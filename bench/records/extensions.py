@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Mapping
 
+from bench.errors import shown
+
 KERAS_SOURCES = ("nightly", "pinned", "git")
 WORKER_STATUSES = ("ok", "failed")
 
@@ -124,7 +126,7 @@ def _result(r: Mapping[str, Any], where: str) -> str | None:
                 return found
     for j, w in enumerate(r.get("workers", ())):
         if not isinstance(w, dict):
-            return f"field {where}.workers[{j}] is {_show(w)}; expected a worker object"
+            return f"field {where}.workers[{j}] is {shown(w)}; expected a worker object"
         found = _fields(w, WORKER, f"{where}.workers[{j}]")
         if found:
             return found
@@ -136,10 +138,6 @@ def _fields(obj: Mapping[str, Any], spec: Mapping[str, tuple[Check, str]], where
         return None
     for name, (check, expected) in spec.items():  # in spec order: the same field named every time
         if name in obj and not check(obj[name]):
-            return f"field {where}.{name} is {_show(obj[name])}; expected {expected}"
+            return f"field {where}.{name} is {shown(obj[name])}; expected {expected}"
     return None
 
-
-def _show(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:79] + "…"

@@ -50,6 +50,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
+from bench.errors import shown
 from bench.records.record import RecordError, RunRecord, parse_time, validate
 
 PROVENANCE_FORMAT = 1
@@ -293,7 +294,7 @@ def _labels(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     named = (("target.backend", rec.backend), ("target.device", rec.device), ("run.id", rec.run_id))
     for where, label in named:
         if len(label) > n or not LABEL.fullmatch(label):
-            return (f"field {where} is {_show(label)}; expected a label of letters, digits, '.', '_' and '-' "
+            return (f"field {where} is {shown(label, as_text=ascii)}; expected a label of letters, digits, '.', '_' and '-' "
                     f"starting with a letter or digit, at most {n} characters (it names the file on the branch)")
     if rec.attempt > gate.limits.attempts:
         return f"field run.attempt is {rec.attempt}; expected at most {gate.limits.attempts}"
@@ -301,7 +302,7 @@ def _labels(rec: RunRecord, gate: Gate, path: Path) -> str | None:
         for name in ("model", "mode"):
             label = r[name]
             if len(label) > n or not PRINTABLE.fullmatch(label) or label != label.strip():
-                return (f"field results[{i}].{name} is {_show(label)}; expected printable ASCII without "
+                return (f"field results[{i}].{name} is {shown(label, as_text=ascii)}; expected printable ASCII without "
                         f"leading or trailing spaces, at most {n} characters")
     return None
 
@@ -334,21 +335,16 @@ def _origin(rec: RunRecord, gate: Gate, path: Path) -> str | None:
         return "no provenance entry covers its folder; expected a file from a listed artifact folder" if required else None
     run = rec.data["run"]
     if rec.run_id != prov.run_id:
-        return f"field run.id is {_show(rec.run_id)}; expected {prov.run_id!r}, the run its artifact came from"
+        return f"field run.id is {shown(rec.run_id, as_text=ascii)}; expected {prov.run_id!r}, the run its artifact came from"
     if prov.repository is not None and "repository" in run and run["repository"] != prov.repository:
-        return (f"field run.repository is {_show(run['repository'])}; expected {prov.repository!r}, "
+        return (f"field run.repository is {shown(run['repository'], as_text=ascii)}; expected {prov.repository!r}, "
                 "the repository of the run its artifact came from")
     if prov.event is not None and rec.event != prov.event:
-        return f"field run.event is {_show(rec.event)}; expected {prov.event!r}, the event of the run its artifact came from"
+        return f"field run.event is {shown(rec.event, as_text=ascii)}; expected {prov.event!r}, the event of the run its artifact came from"
     if prov.run_attempt is not None and rec.attempt > prov.run_attempt:
         return (f"field run.attempt is {rec.attempt}; expected at most {prov.run_attempt}, "
                 "the attempts the run its artifact came from has had")
     return None
-
-
-def _show(value: Any) -> str:
-    text = ascii(value)  # look-alikes and invisible characters show as escapes
-    return text if len(text) <= 80 else text[:79] + "…"
 
 
 def _fmt(t: datetime) -> str:
