@@ -192,3 +192,15 @@ def test_a_protocol_change_is_never_read_as_a_keras_change():
     assert (a.status, a.change) == ("Steady", None)  # 6 nights of protocol 2, compared among themselves
     short = replace(s, points=points[:24])
     assert assess(short, short.points[-1].started_at, T).status == "New"  # 4 nights: too few yet
+
+
+NOISY = [1000.0, 1020.0, 985.0, 1015.0, 980.0, 1005.0, 1025.0, 990.0, 1010.0, 995.0] * 3  # ±2 %
+
+
+def test_a_latest_night_inside_both_bands_does_not_undo_a_step():
+    """An 8 % step on ±2 % noise: a latest night 3.5 % up sits in the old
+    level's band and the new one's, so it is no recovery (corpus
+    step-Faster-0.08-age4-1 read Steady); one back at 1003 is."""
+    assert status(NOISY + [1085.0, 1070.0, 1090.0, 1035.0]).status == "Faster"
+    assert status(NOISY + [1085.0, 1070.0, 1090.0, 1003.0]).status == "Steady"
+    assert status(NOISY + [915.0, 930.0, 910.0, 965.0]).status == "Regressed"

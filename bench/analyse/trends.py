@@ -174,7 +174,8 @@ def find_change(x: Sequence[float], t: Trends, sign: float = 1.0):
     - the points from c sit at la (within tol: noise_factor sigmas or
       min_change, at most half the shift), all but at most one of them, and
       at least `t.confirm` of them (a one-off dip or bump after is fine);
-    - the latest point is not back at the old level (a recovery);
+    - the latest point is not back at the old level (a recovery: inside
+      the old level's tol and outside the new level's full band);
     - the nights just before c, dips aside, are not at the new level: not the
       last one, not most of the last `confirm` (so an older change is not
       re-found at the window's edge), and they too differ from la by at
@@ -227,8 +228,12 @@ def _candidate(x, c, t: Trends, sign):
     at_new = [r <= tol_a for r in res_a]
     if sum(at_new) < t.confirm or len(after) - sum(at_new) > _offs_allowed(len(after)):
         return None
-    if abs(x[-1] - lb) <= tol:
-        return None  # back at the old level: a dip (or a blip) that recovered
+    if abs(x[-1] - lb) <= tol and abs(x[-1] - la) > band(sigma_a, t):
+        # Back at the old level and clear of the new one: a dip (or a blip)
+        # that recovered. A latest night inside both bands (a step of 2-3
+        # sigmas' noise each side) proves nothing either way, so the nights
+        # before it decide (corpus: 8 % steps with 2 % noise read Steady).
+        return None
     # The nights just before c, dips aside, must still be at the old level;
     # else the change started earlier (an old step) or creeps (a drift).
     floor = min(lb, la) - tol
@@ -280,11 +285,11 @@ def is_watch(x: Sequence[float], t: Trends) -> bool:
         return False
     recent, _ = level_noise(x[-(t.window + 2):-2])
     longer, sigma = level_noise(x[-(BASELINE + 2):-2])
-    band = max(t.noise_factor * sigma, math.log1p(t.min_change))
+    width = band(sigma, t)
     sides = set()
     for level in (recent, longer):
         for v in x[-2:]:
-            if abs(v - level) <= band:
+            if abs(v - level) <= width:
                 return False
             sides.add(v > level)
     return len(sides) == 1
