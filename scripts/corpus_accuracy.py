@@ -104,10 +104,19 @@ def _load_rule(path: Path):
     return module.assess
 
 
+def _seeds(text: str) -> range:
+    """--seeds: "7" or "1-8" (inclusive)."""
+    lo, _, hi = text.partition("-")
+    try:
+        return range(int(lo), int(hi or lo) + 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected a seed (7) or a range of seeds (1-8)") from None
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--realhist", type=Path, help="folder of github-action-benchmark data.js files")
-    p.add_argument("--seeds", help="also score regenerated corpora, e.g. 1-8")
+    p.add_argument("--seeds", type=_seeds, help="also score regenerated corpora: a seed (7) or a range (1-8)")
     p.add_argument("--rule", type=Path, metavar="TRENDS_PY",
                    help="score another version of bench/analyse/trends.py instead, e.g. "
                         "`git show dc9356a:bench/analyse/trends.py > /tmp/old.py` (the rule before issue 14)")
@@ -117,14 +126,15 @@ def main() -> int:
     r = score([(c.name, c.label, c.better, c.values) for c in load_cases()], trends, rule)
     show("corpus (tests/corpus/series.json)", r)
     if args.seeds:
-        lo, hi = (int(x) for x in args.seeds.split("-"))
-        for seed in range(lo, hi + 1):
+        for seed in args.seeds:
             items = [(c["name"], c["label"], c["better"], c["values"]) for c in cases(seed)]
             held = score(items, trends, rule)
             show(f"held-out seed {seed}", held, verbose=False)
             for k, (right, n) in sorted(held["kinds"].items()):
                 if right < n:
                     print(f"  {k}: {right}/{n} ({right / n:.1%})")
+            for name in held["false_alarms"]:
+                print(f"  false alarm: {name}: expected {dict((w[0], w[1:]) for w in held['wrong'])[name]}")
     if args.realhist:
         realhist(args.realhist, trends)
     return 0 if not r["false_alarms"] and r["accuracy"] >= 0.99 else 1
