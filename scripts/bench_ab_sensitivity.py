@@ -4,7 +4,7 @@ call identical builds `unchanged` and a ~10 % slower build `slower`?
 
     # real: N same-machine A/B runs per case with `bench run --ab`, each
     # compared by `bench compare --base A --head B` (the records are kept)
-    .venv/bin/python scripts/bench_ab_sensitivity.py real --runs 2 --out .local/ab-sens [--quick]
+    .venv/bin/python scripts/bench_ab_sensitivity.py real --runs 2 --out .local/ab-sens [--quick] [--ab-mode turns]
 
     # simulation: 20 A/B runs per case drawn from the worker pairs measured above
     .venv/bin/python scripts/bench_ab_sensitivity.py simulate --records .local/ab-sens [--trials 20]
@@ -118,7 +118,7 @@ def real(a) -> int:
                 t0 = time.perf_counter()
                 cmd = [sys.executable, "-m", "bench", "run", "--ab", sys.executable, str(b_python),
                        "--backend", a.backend, "--device", a.device, "--models", MODEL, "--modes", MODE,
-                       "--out", str(folder)] + (["--quick"] if a.quick else []) + (
+                       "--out", str(folder), "--ab-mode", a.ab_mode] + (["--quick"] if a.quick else []) + (
                        ["--workers", str(a.workers)] if a.workers else [])
                 run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
                 found = sides(folder) if folder.is_dir() else {}
@@ -211,6 +211,7 @@ def main() -> int:
     r.add_argument("--backend", default="jax")
     r.add_argument("--device", default="local-cpu")
     r.add_argument("--quick", action="store_true")
+    r.add_argument("--ab-mode", choices=("duet", "turns"), default="duet", help="bench run --ab-mode")
     r.add_argument("--workers", type=int, default=None, help="worker processes per side (bench run --workers)")
     s = sub.add_parser("simulate", help="draw A/B runs from the measured worker pairs")
     s.add_argument("--records", default=".local/ab-sens")

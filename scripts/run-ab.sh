@@ -9,7 +9,7 @@
 # sets the paths), KERAS_REF. Writes, below $(dirname BENCH_OUT):
 #   ab/            the two records and both install logs (the artifact)
 #   compare.md     `bench compare --base A --head B` as markdown (job summary)
-# With protocol 2's `bench run --ab A_PYTHON B_PYTHON` (interleaved workers) when
+# With protocol 2's `bench run --ab A_PYTHON B_PYTHON` (A and B workers in duets) when
 # this checkout's bench has it; otherwise A then B, one `bench run` each. A set-up
 # that fails still leaves records (failed/install) and a compare.md saying so.
 set -euo pipefail

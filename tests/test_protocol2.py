@@ -246,6 +246,70 @@ def test_ab_sides_interleave_share_the_fixed_work_and_give_two_sets_of_results()
     assert out["a"].results[0]["value"] == 100.0 and out["b"].results[0]["value"] == 90.0
 
 
+def test_a_duet_calibrates_alone_then_runs_each_pair_at_once_on_swapped_cpu_halves():
+    groups = schedule.duet(KEYS[:2], 3)
+    assert [[(t.side, t.worker, t.calibration) for t in g] for g in groups] == [
+        [("a", 0, True)], [("a", 0, False), ("b", 0, False)], [("a", 1, False), ("b", 1, False)],
+        [("a", 2, False), ("b", 2, False)]]
+    assert groups[2][0].keys == groups[2][1].keys == (KEYS[1], KEYS[0])
+    pair = schedule.halves({3, 0, 2, 1, 7})
+    assert pair == ((0, 1), (2, 3)) and schedule.halves({5}) is None
+    cpus = [[schedule.duet_cpus(t, pair) for t in g] for g in groups]
+    assert cpus == [[(0, 1)], [(0, 1), (2, 3)], [(2, 3), (0, 1)], [(0, 1), (2, 3)]]
+
+
+def test_duet_reruns_take_both_sides_for_a_benchmark_disturbed_on_either():
+    groups = schedule.duet_reruns({("a", KEYS[0]): 1, ("b", KEYS[1]): 2}, 5, KEYS[:2])
+    assert [[(t.side, t.worker, t.keys, t.rerun) for t in g] for g in groups] == [
+        [("a", 5, KEYS[:2], True), ("b", 5, KEYS[:2], True)], [("a", 6, (KEYS[1],), True), ("b", 6, (KEYS[1],), True)]]
+
+
+def test_a_duet_runs_both_workers_of_a_pair_at_the_same_time_with_the_calibrated_work():
+    both_running = threading.Barrier(2, timeout=10)  # broken unless A i and B i run at once
+
+    def script(task, s):
+        if not task.calibration:
+            both_running.wait()
+        value = 500.0 if task.calibration else (100.0 if task.side == "a" else 90.0)
+        return payload((s.model, s.mode), value, steps=s.steps or 7)
+
+    fake = FakeWorkers(script)
+    out = pool.run_backend([spec("mlp", "predict")], 3, fake, sides=("a", "b"), duet=True)
+    assert fake.calls[0][0].calibration and fake.calls[0][1] == [("mlp", "predict", None)]
+    assert sorted((t.side, t.worker, st[0][2]) for t, st in fake.calls[1:]) == [
+        ("a", 0, 7), ("a", 1, 7), ("a", 2, 7), ("b", 0, 7), ("b", 1, 7), ("b", 2, 7)]
+    a, b = out["a"].results[0], out["b"].results[0]
+    assert [w.get("calibration", False) for w in a["workers"]] == [True, False, False, False]
+    assert a["workers"][0]["value"] == 500.0  # kept in the record, but in no headline
+    assert (a["value"], b["value"], a["spread"], len(b["workers"])) == (100.0, 90.0, 0.0, 3)
+    from bench.compare.extras import worker_values
+    assert worker_values(a) == (100.0, 100.0, 100.0) and worker_values(b) == (90.0, 90.0, 90.0)
+
+
+def test_a_duet_worker_that_dies_leaves_its_leftovers_alone_out_of_headline_and_pairs():
+    def script(task, s):
+        if task.side == "a" and task.worker == 2 and not task.calibration and s.model == "cnn":
+            return "crash"
+        return payload((s.model, s.mode), 100.0 if task.side == "a" else 90.0, steps=s.steps or 7)
+
+    fake = FakeWorkers(script)
+    out = pool.run_backend([spec("cnn", "predict"), spec("mlp", "predict")], 3, fake, sides=("a", "b"), duet=True)
+    # A's worker 3 runs cnn first (rotated by 2 of 2) and dies there; its mlp runs after, without B
+    a_cnn, a_mlp = out["a"].results
+    from bench.compare.extras import worker_values
+    alone = [w for w in a_mlp["workers"] if w.get("alone")]
+    assert len(alone) == 1 and alone[0]["value"] == 100.0
+    assert worker_values(a_mlp) == (100.0, 100.0, None)
+    assert [w["status"] for w in a_cnn["workers"]] == ["ok", "ok", "ok", "failed"]  # calibration first
+    assert a_cnn["failed_workers"] == 1 and a_mlp["value"] == 100.0
+
+
+def test_duet_needs_both_sides():
+    with pytest.raises(ValueError, match="duet needs the sides"):
+        pool.run_backend([spec("mlp", "predict")], 2, FakeWorkers(lambda t, s: payload(("mlp", "predict"), 1.0)),
+                         duet=True)
+
+
 def test_worker_outcome_knows_the_benchmark_it_died_in():
     out = pool.WorkerOutcome(-9, True, 5.0, ({"start": ["cnn", "train"]}, {"done": ["cnn", "train"], "payload": {}},
                                               {"start": ["mlp", "train"]}), timeout=30.0)
@@ -327,6 +391,24 @@ def test_bench_run_refuses_missing_cpus_before_any_benchmark(tmp_path, monkeypat
     assert code == 2
     err = capsys.readouterr().err
     assert "devices.local-cpu.cpus" in err and "[999]" in err and "Traceback" not in err
+
+
+def test_bench_run_ab_runs_a_duet_on_cpu_halves_or_says_why_it_runs_turns(monkeypatch, capsys):
+    from types import SimpleNamespace
+    from bench import config
+    from bench.commands import run as run_cmd
+
+    device = config.Device("box", (), (), "cpu", True, {}, {}, threads=4, cpus=None)
+    args = SimpleNamespace(ab=("/a/python", "/b/python"), ab_mode="duet")
+    monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1, 2, 3})
+    narrowed, pair = run_cmd._duet(args, device)
+    assert pair == ((0, 1), (2, 3)) and narrowed.threads == 2
+    assert "devices.box.threads 4 -> 2" in capsys.readouterr().err
+    monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0})
+    assert run_cmd._duet(args, device) == (device, None)
+    assert "runs in turns: a duet needs 2 CPUs, this machine offers 1" in capsys.readouterr().err
+    assert run_cmd._duet(SimpleNamespace(ab=args.ab, ab_mode="turns"), device) == (device, None)
+    assert run_cmd._duet(SimpleNamespace(ab=None, ab_mode="duet"), device) == (device, None)
 
 
 # -- what was timed ------------------------------------------------------------

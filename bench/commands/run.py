@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
 
@@ -45,7 +46,11 @@ def add_arguments(parser):
                         help="worker processes per benchmark (default: harness.workers, or quick_workers)")
     parser.add_argument("--ab", nargs=2, metavar=("A_PYTHON", "B_PYTHON"), default=None,
                         help="same-machine A/B: the python of two venvs, each holding a Keras build; their "
-                             "workers interleave A B A B in this job; writes one record per side with run.ab")
+                             "workers run in this job (--ab-mode); writes one record per side with run.ab")
+    parser.add_argument("--ab-mode", choices=("duet", "turns"), default="duet",
+                        help="how --ab runs the two sides' workers: duet (worker i of A and of B at the same time, "
+                             "each on its own half of the CPUs; default) or turns (A, then B); a machine with "
+                             "one CPU runs turns")
     parser.add_argument("--timeout", type=positive_float, default=None,
                         help="seconds per (model, mode) child (default: harness.timeout)")
     parser.add_argument("--keras-source", default=None, choices=("nightly", "pinned", "git"),
@@ -77,6 +82,7 @@ def main(args) -> int:
     problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}")
     if problem:  # before any benchmark starts
         raise ConfigError(f"{cfg.path}: {problem}")
+    device, duet = _duet(args, device)
     findings = check.findings(check.readings(), device.threads, device.cpus)
     for f in findings:
         if f["status"] == "warn":
@@ -91,7 +97,7 @@ def main(args) -> int:
     with lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True)):
         for label in labels:
             written += _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides,
-                                    install_log, run, host, findings)
+                                    install_log, run, host, findings, duet)
     print("\n" + summary_table(written), file=sys.stderr, end="")
     return 0
 
@@ -106,12 +112,30 @@ def _sides(ab) -> dict[str, str]:
     return {"a": ab[0], "b": ab[1]}
 
 
+def _duet(args, device):
+    """(device, CPU halves) for a duet A/B run, else (device, None). A side
+    gets at most its half's CPUs as threads (said in one line)."""
+    if not args.ab or args.ab_mode != "duet":
+        return device, None
+    cpus = device.cpus or _available_cpus()
+    pair = schedule.halves(cpus)
+    if pair is None:
+        print(f"bench run: --ab runs in turns: a duet needs 2 CPUs, this machine offers {len(cpus or ())}",
+              file=sys.stderr)
+        return device, None
+    if device.threads is not None and device.threads > len(pair[0]):
+        print(f"bench run: --ab duet: devices.{device.label}.threads {device.threads} -> {len(pair[0])}, "
+              f"the CPUs of one side ({', '.join(map(str, pair[0]))})", file=sys.stderr)
+        device = replace(device, threads=len(pair[0]))
+    return device, pair
+
+
 def _available_cpus():
     return set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 
 
 def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides, install_log,
-                 run, host, findings) -> list:
+                 run, host, findings, duet=None) -> list:
     backend = cfg.backend(label)
     module = _backend_module(cfg, backend)
     specs = [_spec(backend, device, m, mode, cfg, protocol) for m in models for mode in modes]
@@ -119,7 +143,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     state_start = telemetry.snapshot()
     if args.protocol == 2:
         def spawn(task, todo):
-            return pool.spawn_worker(task, todo, timeout=timeout, python=sides[task.side], cpus=device.cpus,
+            cpus = schedule.duet_cpus(task, duet) if duet else device.cpus
+            return pool.spawn_worker(task, todo, timeout=timeout, python=sides[task.side], cpus=cpus,
                                      echo=args.verbose)
 
         def progress(side, line):
@@ -127,7 +152,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
 
         done = pool.run_backend(specs, workers, spawn, sides=tuple(sides), supports=module.supports,
                                 install_error=runner.install_failed(install_log),
-                                unstable_limit=cfg.harness.unstable_spread, progress=progress)
+                                unstable_limit=cfg.harness.unstable_spread, progress=progress,
+                                duet=duet is not None)
     else:
         jobs = [runner.Job(s, timeout) for s in specs]
         done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
@@ -139,7 +165,9 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     for side, part in done.items():
         extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}
         if side:
-            extra.update(id=f"{run['id']}-{side}", ab={"id": run["id"], "side": side, "python": sides[side]})
+            extra.update(id=f"{run['id']}-{side}", ab={"id": run["id"], "side": side, "python": sides[side],
+                                                       "mode": "duet" if duet else "turns",
+                                                       **({"cpus": [list(h) for h in duet]} if duet else {})})
         rec = _record(args, backend, device, label, module, part, {**run, **extra}, started, finished,
                       install_log, host, state_start, state_end, findings)
         path = record.write(rec, args.out)

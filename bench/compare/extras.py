@@ -4,8 +4,8 @@ All are extensions of schema_version 1 (docs: the record contract), so old
 records lack them and a hostile one may carry anything: every reader here
 returns "absent" for a field of the wrong shape instead of failing.
 
-- run.ab = {"id", "side": "a"|"b", "python"}: one side of a same-machine
-  A/B run (`bench run --ab`);
+- run.ab = {"id", "side": "a"|"b", "python", "mode": "duet"|"turns"}: one
+  side of a same-machine A/B run (`bench run --ab`; mode since the duet);
 - results[].workers = [{"value", "status", "disturbed", ...}]: one figure
   per worker process (protocol 2);
 - results[].latency.p99_ms (mode "latency"; its value is the p50) and
@@ -39,14 +39,16 @@ def ab_side(record_data: Mapping[str, Any]) -> tuple[str, str] | None:
 
 def worker_values(result: Mapping[str, Any]) -> tuple[float | None, ...]:
     """Each first-round worker's figure in run order, None for one that
-    failed, was disturbed or has no usable value (it pairs with nothing);
+    failed, was disturbed, ran `alone` or has no usable value (it pairs with nothing);
     () without a workers list. Reruns (`rerun: true`, run once at the end
-    for a disturbed worker) are left out: they ran back to back with no
-    worker of the other side, so they pair with nothing either."""
+    for a disturbed worker) are left out: they ran apart from the pairs, so
+    they pair with nothing either; so is a duet's calibration worker
+    (`calibration: true`, A's only, run alone before the pairs)."""
     workers = result.get("workers")
     if not isinstance(workers, list):
         return ()
-    return tuple(_worker_value(w) for w in workers if not (isinstance(w, Mapping) and w.get("rerun") is True))
+    return tuple(_worker_value(w) for w in workers
+                 if not (isinstance(w, Mapping) and (w.get("rerun") is True or w.get("calibration") is True)))
 
 
 def metric_values(result: Mapping[str, Any]) -> dict[str, tuple[float, str]]:
@@ -61,7 +63,8 @@ def metric_values(result: Mapping[str, Any]) -> dict[str, tuple[float, str]]:
 
 
 def _worker_value(w: Any) -> float | None:
-    if not isinstance(w, Mapping) or w.get("status") != "ok" or w.get("disturbed") is True:
+    if (not isinstance(w, Mapping) or w.get("status") != "ok" or w.get("disturbed") is True
+            or w.get("alone") is True):  # a duet worker's leftover, run without its partner
         return None
     value = w.get("value")
     return float(value) if _positive(value) else None

@@ -14,6 +14,12 @@ schedule (bench/measure/schedule.py). Each task is one worker process
   (bench/measure/disturbance.py); a disturbed worker is rerun once, at the end.
 - headline: estimate.headline over the clean workers (all ok ones when none
   is clean), `spread`, and `unstable` with its reason.
+- duet (A/B only, schedule.duet): A's calibration worker runs alone, then
+  worker i of A and of B run at the same time (spawn_fn is called from two
+  threads); what a died worker had left runs after, alone. Disturbed workers
+  rerun as duets too. The calibration entry (`calibration: true`) and a died
+  duet worker's leftovers (`alone: true`, run without their partner) are kept
+  in the record but count in no headline, flag or pair.
 
 `spawn_fn(task, specs) -> WorkerOutcome` is injected: tests use fake workers.
 """
@@ -27,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
@@ -126,7 +133,7 @@ def _events(path: Path) -> list[dict]:
 # -- worker entries and results ----------------------------------------------------
 
 def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, rerun: bool = False,
-             window=None) -> dict:
+             window=None, calibration: bool = False) -> dict:
     """One worker's entry in a result's `workers` list (the record contract)."""
     if payload is None or payload["result"].get("status") != "ok":
         err = (payload or {}).get("result", {}).get("error") or (failure.as_error() if failure else
@@ -142,6 +149,8 @@ def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, r
             e["reference_seconds"] = r["canary"]["baseline_seconds"]
     if rerun:
         e["rerun"] = True
+    if calibration:
+        e["calibration"] = True
     if window:
         e["window"] = list(window)
     return e
@@ -156,9 +165,15 @@ class _Series:
     payloads: list = field(default_factory=list)  # the ok workers' payloads, in order
 
 
+def counted(entries: list) -> list:
+    """The entries a headline or flag may use: all but those that ran outside
+    the duets (the calibration worker, a died worker's leftovers: `alone`)."""
+    return [e for e in entries if not (e.get("calibration") or e.get("alone"))]
+
+
 def flag(series: _Series) -> int:
     """Mark disturbed entries (in place); returns how many newly marked ones are not reruns."""
-    ok = [e for e in series.entries if e["status"] == "ok"]
+    ok = [e for e in counted(series.entries) if e["status"] == "ok"]
     why = disturbance.flag_workers([e.get("disturbance") for e in ok])
     fresh = 0
     for e, reason in zip(ok, why):
@@ -173,9 +188,9 @@ def flag(series: _Series) -> int:
 def result_of(series: _Series, unstable_limit: float) -> dict:
     """The record's result for one benchmark from its workers' entries."""
     spec, entries = series.spec, series.entries
-    ok = [e for e in entries if e["status"] == "ok"]
+    ok = [e for e in counted(entries) if e["status"] == "ok"]
     if not ok:
-        first = next(e for e in entries)
+        first = next(e for e in entries if e["status"] == "failed")
         return dict(spec.base_result(), status="failed", error=first["error"], workers=entries)
     clean = [e for e in ok if not e["disturbed"]] or ok
     better = spec.base_result()["better"]
@@ -208,9 +223,10 @@ class SideRun:
 
 def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: tuple[str, ...] = ("",),
                 supports: Callable[[str], bool] = lambda mode: True, install_error: str | None = None,
-                unstable_limit: float = 0.10, progress: Callable[[str, str], None] = lambda side, line: None
-                ) -> dict[str, SideRun]:
-    """Protocol 2 for one backend: {side: SideRun}, results in `specs` order."""
+                unstable_limit: float = 0.10, progress: Callable[[str, str], None] = lambda side, line: None,
+                duet: bool = False) -> dict[str, SideRun]:
+    """Protocol 2 for one backend: {side: SideRun}, results in `specs` order.
+    duet: the A/B workers run as duets (schedule.duet), else in turns."""
     keys = tuple((s.model, s.mode) for s in specs)
     by_key = {(s.model, s.mode): s for s in specs}
     series = {(side, k): _Series(by_key[k]) for side in sides for k in keys}
@@ -221,51 +237,81 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     envs: dict[str, list] = {side: [] for side in sides}
     runnable = tuple(k for k in keys if k not in skipped)
 
-    def run_task(task: schedule.Task) -> None:
-        pending = [k for k in task.keys]
+    def todo(pending) -> list[Spec]:
+        return [replace(by_key[k], steps=steps.get(k)) for k in pending]
+
+    def absorb(task: schedule.Task, out: WorkerOutcome, pending: list, alone: bool = False) -> None:
+        """Take what one worker process left behind; `pending` loses what it settled.
+        alone: a duet worker's leftovers, run after its process died, without its partner."""
+        done, stuck = out.payloads(), out.stuck()
+        before = len(pending)
+        for k in list(pending):
+            if k in done:
+                ev = done[k]
+                s = series[(task.side, k)]
+                entry = entry_of(ev["payload"], rerun=task.rerun, window=ev.get("window"),
+                                 calibration=task.calibration)
+                if alone:
+                    entry["alone"] = True
+                if entry["status"] == "ok":
+                    if not (task.calibration or alone):
+                        s.payloads.append(ev["payload"])
+                    steps.setdefault(k, ev["payload"]["result"].get("steps_per_call"))
+                    if ev["payload"]["result"].get("canary", {}).get("kept") == "all":
+                        entry["canary_all"] = True
+                if ev["payload"].get("environment"):
+                    envs[task.side].append(ev["payload"]["environment"])
+                s.entries.append(entry)
+                if entry.get("error", {}).get("kind") == "install":
+                    broken[task.side] = entry["error"]
+                pending.remove(k)
+                progress(task.side, _line(task, k, entry))
+            elif k == stuck:
+                break
+        if stuck in pending or len(pending) == before:
+            # the benchmark it died in (or, dead before its first line, the first one)
+            k = stuck if stuck in pending else pending[0]
+            entry = entry_of(None, out.failure(), rerun=task.rerun, calibration=task.calibration)
+            series[(task.side, k)].entries.append(entry)
+            pending.remove(k)
+            progress(task.side, _line(task, k, entry))
+
+    def run_task(task: schedule.Task, started: WorkerOutcome | None = None) -> None:
+        """One task to the end; `started`: its first process's outcome, when a duet ran it."""
+        pending, alone = list(task.keys), False
         while pending:
             if task.side in broken:
                 for k in pending:
                     series[(task.side, k)].entries.append(entry_of(None, failures.Failure(
-                        broken[task.side]["kind"], f"not run: {broken[task.side]['message']}"), rerun=task.rerun))
+                        broken[task.side]["kind"], f"not run: {broken[task.side]['message']}"), rerun=task.rerun,
+                        calibration=task.calibration))
                 return
-            todo = [replace(by_key[k], steps=steps.get(k)) for k in pending]
-            out = spawn_fn(task, todo)
-            done, stuck = out.payloads(), out.stuck()
-            before = len(pending)
-            for k in list(pending):
-                if k in done:
-                    ev = done[k]
-                    s = series[(task.side, k)]
-                    entry = entry_of(ev["payload"], rerun=task.rerun, window=ev.get("window"))
-                    if entry["status"] == "ok":
-                        s.payloads.append(ev["payload"])
-                        steps.setdefault(k, ev["payload"]["result"].get("steps_per_call"))
-                        if ev["payload"]["result"].get("canary", {}).get("kept") == "all":
-                            entry["canary_all"] = True
-                    if ev["payload"].get("environment"):
-                        envs[task.side].append(ev["payload"]["environment"])
-                    s.entries.append(entry)
-                    if entry.get("error", {}).get("kind") == "install":
-                        broken[task.side] = entry["error"]
-                    pending.remove(k)
-                    progress(task.side, _line(task, k, entry))
-                elif k == stuck:
-                    break
-            if stuck in pending or len(pending) == before:
-                # the benchmark it died in (or, dead before its first line, the first one)
-                k = stuck if stuck in pending else pending[0]
-                entry = entry_of(None, out.failure(), rerun=task.rerun)
-                series[(task.side, k)].entries.append(entry)
-                pending.remove(k)
-                progress(task.side, _line(task, k, entry))
-            # the rest of `pending` runs in a fresh worker process
+            out = started if started is not None else spawn_fn(task, todo(pending))
+            absorb(task, out, pending, alone)
+            # the rest of `pending` runs in a fresh worker process; in a duet that one runs
+            # without its partner, at another speed: its entries count nowhere (`alone`)
+            alone, started = started is not None or alone, None
 
-    for task in schedule.plan(runnable, workers, sides) if runnable else []:
-        run_task(task)
+    def run_group(group: tuple[schedule.Task, ...]) -> None:
+        if len(group) == 1 or any(t.side in broken for t in group):
+            for task in group:
+                run_task(task)
+            return
+        with ThreadPoolExecutor(len(group)) as together:  # a duet: both processes at once
+            outs = list(together.map(lambda t: spawn_fn(t, todo(t.keys)), group))
+        for task, out in zip(group, outs):
+            run_task(task, out)
+
+    if duet and sides != ("a", "b"):
+        raise ValueError(f"run_backend: duet needs the sides ('a', 'b'); got {sides!r}")
+    groups = (schedule.duet(runnable, workers) if duet else [(t,) for t in schedule.plan(runnable, workers, sides)]) \
+        if runnable else []
+    for group in groups:
+        run_group(group)
     fresh = {(side, k): flag(series[(side, k)]) for side in sides for k in runnable}
-    for task in schedule.reruns(fresh, workers, runnable, sides):
-        run_task(task)
+    for group in (schedule.duet_reruns(fresh, workers, runnable) if duet else
+                  [(t,) for t in schedule.reruns(fresh, workers, runnable, sides)]):
+        run_group(group)
     for side in sides:
         for k in runnable:
             flag(series[(side, k)])
@@ -289,7 +335,8 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
 
 def _line(task: schedule.Task, key: Key, entry: dict) -> str:
     side = f"{task.side} " if task.side else ""
-    tag = f"{side}worker {task.worker + 1}{' (rerun)' if task.rerun else ''} {key[0]} {key[1]}"
+    which = "calibration worker" if task.calibration else f"worker {task.worker + 1}"
+    tag = f"{side}{which}{' (rerun)' if task.rerun else ''} {key[0]} {key[1]}"
     if entry["status"] == "ok":
         return f"{tag}: {entry['value']:,.6g}"
     return f"{tag}: failed ({entry['error']['kind']}): {entry['error']['message']}"

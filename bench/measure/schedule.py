@@ -5,7 +5,17 @@ worker process runs every benchmark of its backend once (one Keras import per
 worker, which keeps the nightly inside its time budget), in an order rotated by
 one per worker, so no benchmark always runs first (cold caches) or last (a
 warm, maybe throttled CPU). With two sides (same-machine A/B), the workers of
-A and B alternate: A0 B0 A1 B1 ... in one job, so drift hits both alike.
+A and B run in one job, either in turns (A0 B0 A1 B1 ...) or as duets.
+
+Duet (`duet`): worker i of A and worker i of B run at the same time, each
+pinned to its own half of the CPUs (the halves swap every pair), so both see
+the same moment of the host. Measured on this 2-core VM with
+scripts/bench_duet.py (jax mlp/train, 7 pairs each way): the sd of a pair's
+log ratio B/A was 4.1 % as a duet and 15.6 % in turns; this VM's speed moves
+by 10-30 % within the ~20 s between the two workers of a pair in turns (after
+Bulej et al., "Duet Benchmarking", ICPE 2020). One calibration worker of A
+runs alone first, so every duet worker does its fixed work; its figure (an
+uncontended one) counts in neither side's headline nor any pair.
 """
 
 from __future__ import annotations
@@ -24,6 +34,7 @@ class Task:
     worker: int
     keys: tuple[tuple[str, str], ...]  # (model, mode)
     rerun: bool = False
+    calibration: bool = False  # a duet's first worker: sets the fixed work, counts nowhere
 
     def __post_init__(self):
         if self.worker < 0 or not self.keys:
@@ -61,3 +72,44 @@ def reruns(disturbed: dict[tuple[str, tuple[str, str]], int], workers: int,
             if keys:
                 tasks.append(Task(side, workers + r, keys, rerun=True))
     return tasks
+
+
+def duet(keys: tuple[tuple[str, str], ...], workers: int) -> list[tuple[Task, ...]]:
+    """A/B as duets: groups of tasks that run at the same time, in order: A's
+    calibration worker alone, then (A i, B i) for each worker i."""
+    if workers < 1:
+        raise ValueError(f"duet: workers is {workers!r}; expected a positive integer")
+    if not keys:
+        return []
+    return [(Task("a", 0, tuple(keys), calibration=True),)] + [
+        (Task("a", w, rotated(tuple(keys), w)), Task("b", w, rotated(tuple(keys), w))) for w in range(workers)]
+
+
+def duet_reruns(disturbed: dict[tuple[str, tuple[str, str]], int], workers: int,
+                order: tuple[tuple[str, str], ...]) -> list[tuple[Task, Task]]:
+    """Reruns as duets: round r reruns, on both sides together, every
+    benchmark that has more than r disturbed workers on either side (a side
+    alone would run uncontended, at another speed than its duet workers)."""
+    rounds = max(disturbed.values(), default=0)
+    out = []
+    for r in range(rounds):
+        keys = tuple(k for k in order if any(disturbed.get((side, k), 0) > r for side in ("a", "b")))
+        if keys:
+            out.append(tuple(Task(side, workers + r, keys, rerun=True) for side in ("a", "b")))
+    return out
+
+
+def halves(cpus) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Two equal, disjoint CPU sets for a duet (an odd CPU left out), or None
+    with fewer than 2 CPUs."""
+    ordered = sorted(cpus or ())
+    n = len(ordered) // 2
+    return (tuple(ordered[:n]), tuple(ordered[n:2 * n])) if n else None
+
+
+def duet_cpus(task: Task, pair: tuple[tuple[int, ...], tuple[int, ...]]) -> tuple[int, ...]:
+    """The CPU half `task` runs on: they swap every worker index, so neither
+    side always has the same core (the calibration worker takes the first)."""
+    if task.calibration:
+        return pair[0]
+    return pair[(task.worker + (task.side == "b")) % 2]

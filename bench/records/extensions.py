@@ -81,6 +81,8 @@ WORKER: Mapping[str, tuple[Check, str]] = {
     "samples": (_numbers, "a list of finite numbers >= 0"),
     "status": (lambda v: v in WORKER_STATUSES, f"one of {', '.join(WORKER_STATUSES)}"),
     "disturbed": (_bool, "true or false"),
+    "calibration": (_bool, "true or false"),
+    "alone": (_bool, "true or false"),
     "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
               'an object {"kind": str, "message": str}'),
 }
