@@ -204,3 +204,13 @@ def test_a_latest_night_inside_both_bands_does_not_undo_a_step():
     assert status(NOISY + [1085.0, 1070.0, 1090.0, 1035.0]).status == "Faster"
     assert status(NOISY + [1085.0, 1070.0, 1090.0, 1003.0]).status == "Steady"
     assert status(NOISY + [915.0, 930.0, 910.0, 965.0]).status == "Regressed"
+
+
+def test_a_night_past_the_new_level_still_counts_as_at_it():
+    """A +7 % step whose third night reads +11 %: past the new level, on the
+    far side from the old, so the half-way cap does not make it "off"
+    (corpus step-dip-before-Faster-0.1-age3-2 read Watch). The same night
+    on the old level's side of the new one stays off."""
+    assert status(FLAT + [1065.0, 1070.0, 1110.0]).status == "Faster"
+    assert status(FLAT + [935.0, 930.0, 890.0]).status == "Regressed"
+    assert status(FLAT + [1065.0, 1070.0, 1030.0]).status != "Faster"

@@ -224,8 +224,12 @@ def _candidate(x, c, t: Trends, sign):
     # A point is "at" a level within tol: the noise band or min_change, never
     # more than half the way to the other level.
     tol = min(max(t.noise_factor * sigma, math.log1p(t.min_change)), abs(shift) / 2)
-    tol_a = min(max(t.noise_factor * sigma_a, math.log1p(t.min_change)), abs(shift) / 2)
-    at_new = [r <= tol_a for r in res_a]
+    band_a = max(t.noise_factor * sigma_a, math.log1p(t.min_change))
+    tol_a = min(band_a, abs(shift) / 2)
+    # The half-way cap keeps a night from being "at" both levels; a night past
+    # the new level, on the far side from the old, cannot be, so the full band
+    # holds there (corpus: a +10 % step whose 3 nights read +8 %, +8 %, +12 %).
+    at_new = [r <= tol_a or ((v - la) * shift > 0 and r <= band_a) for v, r in zip(after, res_a)]
     if sum(at_new) < t.confirm or len(after) - sum(at_new) > _offs_allowed(len(after)):
         return None
     if abs(x[-1] - lb) <= tol and abs(x[-1] - la) > band(sigma_a, t):

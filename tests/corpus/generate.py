@@ -14,6 +14,7 @@ import json
 import math
 import random
 from pathlib import Path
+from statistics import median
 
 OUT = Path(__file__).with_name("series.json")
 LENGTH = 45
@@ -24,12 +25,22 @@ def _series(rng, *, n=LENGTH, noise=0.015, dip_rate=0.2, steps=(), dips=(), offs
     """Values for n nights. steps: [(index, factor)]; dips: forced dip
     indices (negative from the end); offs: [(index, factor)] extra factor on
     one night; random dips avoid the last `quiet_tail` nights and the 3
-    nights around each step (placed dips say what a test wants there)."""
+    nights around each step (placed dips say what a test wants there).
+    A draw whose nights do not show each step as built is drawn again
+    (_shows), so the label stays true of the values."""
+    while True:
+        level0, values, dipped = _draw(rng, n, noise, dip_rate, steps, dips, offs, quiet_tail, drift)
+        if all(_shows(values, dipped, s % n, f) for s, f in steps):
+            break
+    return values if better == "bigger" else [level0 * level0 / v for v in values]
+
+
+def _draw(rng, n, noise, dip_rate, steps, dips, offs, quiet_tail, drift):
     level0 = rng.choice([9000.0, 40000.0, 60000.0, 250000.0, 2.5, 120.0])
     forced = {d % n for d in dips}
     off = {i % n: f for i, f in offs}
     keep_clear = {s % n + k for s, _ in steps for k in (-1, 0, 1)}
-    values = []
+    values, dipped = [], set()
     for i in range(n):
         level = level0 * (1 + drift) ** i
         for s, f in steps:
@@ -41,8 +52,29 @@ def _series(rng, *, n=LENGTH, noise=0.015, dip_rate=0.2, steps=(), dips=(), offs
                       and rng.random() < dip_rate)
         if i in forced or random_dip:
             v *= _dip(rng, level / (level0 * (1 + drift) ** i), [f for _, f in steps])
-        values.append(v if better == "bigger" else level0 * level0 / v)
-    return values
+            dipped.add(i)
+        values.append(v)
+    return level0, values, dipped
+
+
+# The status threshold the labels assume (benchmarks.yaml trends.min_change).
+MIN_CHANGE = 0.05
+
+
+def _shows(values, dipped, at: int, factor: float) -> bool:
+    """Do the drawn nights show a step of `factor` at `at`? Compared without
+    the dips (the generator knows them): the median of the nights from the
+    step against the median of the 30 before it. A step built at least
+    MIN_CHANGE must measure at least MIN_CHANGE the same way; one built
+    smaller must measure smaller. Noise can hide a step (an 8 % step drawn
+    at 2 % noise once measured +4.9 %): such a draw would carry a label its
+    values do not support, whatever rule reads them."""
+    before = median(v for i, v in enumerate(values[:at]) if i >= at - 30 and i not in dipped)
+    after = median(v for i, v in enumerate(values) if i >= at and i not in dipped)
+    measured = after / before - 1
+    if abs(factor - 1) >= MIN_CHANGE:
+        return abs(measured) >= MIN_CHANGE and (measured > 0) == (factor > 1)
+    return abs(measured) < MIN_CHANGE
 
 
 def _dip(rng, now: float, factors) -> float:
