@@ -406,9 +406,27 @@ def test_bench_run_ab_runs_a_duet_on_cpu_halves_or_says_why_it_runs_turns(monkey
     assert "devices.box.threads 4 -> 2" in capsys.readouterr().err
     monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0})
     assert run_cmd._duet(args, device) == (device, None)
-    assert "runs in turns: a duet needs 2 CPUs, this machine offers 1" in capsys.readouterr().err
+    assert "runs in turns: a duet needs 2 CPUs to pin, this machine offers 1" in capsys.readouterr().err
+    monkeypatch.setattr(run_cmd, "_available_cpus", lambda: None)  # macOS: no sched_setaffinity
+    assert run_cmd._duet(args, device) == (device, None)
+    assert "this platform cannot pin CPUs" in capsys.readouterr().err
     assert run_cmd._duet(SimpleNamespace(ab=args.ab, ab_mode="turns"), device) == (device, None)
     assert run_cmd._duet(SimpleNamespace(ab=None, ab_mode="duet"), device) == (device, None)
+
+
+def test_bench_run_ab_auto_runs_a_duet_on_a_cpu_device_and_turns_on_a_gpu(monkeypatch, capsys):
+    from types import SimpleNamespace
+    from bench import config
+    from bench.commands import run as run_cmd
+
+    monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1})
+    auto = SimpleNamespace(ab=("/a/python", "/b/python"), ab_mode="auto")
+    cpu = config.Device("box", (), (), "cpu", True, {}, {}, threads=1)
+    gpu = config.Device("rtx", (), (), "gpu", False, {}, {})
+    assert run_cmd._duet(auto, cpu) == (cpu, ((0,), (1,)))
+    assert run_cmd._duet(auto, gpu) == (gpu, None)
+    assert "runs in turns on gpu device rtx: a duet would share its one accelerator" in capsys.readouterr().err
+    assert run_cmd._duet(SimpleNamespace(ab=auto.ab, ab_mode="duet"), gpu)[1] == ((0,), (1,))
 
 
 # -- what was timed ------------------------------------------------------------

@@ -47,10 +47,11 @@ def add_arguments(parser):
     parser.add_argument("--ab", nargs=2, metavar=("A_PYTHON", "B_PYTHON"), default=None,
                         help="same-machine A/B: the python of two venvs, each holding a Keras build; their "
                              "workers run in this job (--ab-mode); writes one record per side with run.ab")
-    parser.add_argument("--ab-mode", choices=("duet", "turns"), default="duet",
+    parser.add_argument("--ab-mode", choices=("auto", "duet", "turns"), default="auto",
                         help="how --ab runs the two sides' workers: duet (worker i of A and of B at the same time, "
-                             "each on its own half of the CPUs; default) or turns (A, then B); a machine with "
-                             "one CPU runs turns")
+                             "each on its own half of the CPUs) or turns (A, then B); auto (default): duet on a "
+                             "cpu device, turns on a gpu device (a duet would share its one accelerator); "
+                             "a machine that cannot give each side a CPU runs turns")
     parser.add_argument("--timeout", type=positive_float, default=None,
                         help="seconds per (model, mode) child (default: harness.timeout)")
     parser.add_argument("--keras-source", default=None, choices=("nightly", "pinned", "git"),
@@ -115,13 +116,17 @@ def _sides(ab) -> dict[str, str]:
 def _duet(args, device):
     """(device, CPU halves) for a duet A/B run, else (device, None). A side
     gets at most its half's CPUs as threads (said in one line)."""
-    if not args.ab or args.ab_mode != "duet":
+    if not args.ab or args.ab_mode == "turns":
+        return device, None
+    if args.ab_mode == "auto" and device.accelerator != "cpu":
+        print(f"bench run: --ab runs in turns on {device.accelerator} device {device.label}: a duet would share "
+              f"its one accelerator (--ab-mode duet to try it)", file=sys.stderr)
         return device, None
     cpus = device.cpus or _available_cpus()
     pair = schedule.halves(cpus)
     if pair is None:
-        print(f"bench run: --ab runs in turns: a duet needs 2 CPUs, this machine offers {len(cpus or ())}",
-              file=sys.stderr)
+        why = f"this machine offers {len(cpus)}" if cpus else "this platform cannot pin CPUs"
+        print(f"bench run: --ab runs in turns: a duet needs 2 CPUs to pin, {why}", file=sys.stderr)
         return device, None
     if device.threads is not None and device.threads > len(pair[0]):
         print(f"bench run: --ab duet: devices.{device.label}.threads {device.threads} -> {len(pair[0])}, "
