@@ -274,3 +274,37 @@ def test_protocol_2_runs_fake_workers_and_records_the_protocol(tmp_path, monkeyp
     assert [w["value"] for w in rec.data["results"][0]["workers"]] == [100.0, 101.0, 102.0]
     assert rec.environment["check"] and "threads" in rec.environment
     assert "jax/local-cpu worker 3 mlp predict: 102" in capsys.readouterr().err
+
+
+def test_an_ab_run_is_a_duet_of_ab_workers_pairs_with_the_mode_in_both_records(tmp_path, monkeypatch, capsys):
+    import sys
+    import threading
+    from bench.commands import run as run_cmd
+    from bench.measure import pool
+
+    monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
+    monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1})
+    calls, lock = [], threading.Lock()
+
+    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False):
+        with lock:
+            calls.append((task.side, task.worker, task.calibration, cpus))
+        s = specs[0]
+        events = ({"start": [s.model, s.mode]}, {"done": [s.model, s.mode], "payload": {"result": dict(
+            ok(s.model, s.mode, 100.0 if task.side == "a" else 90.0), steps_per_call=s.steps or 9),
+            "environment": {}}})
+        return pool.WorkerOutcome(0, False, 1.0, events, timeout=timeout)
+
+    monkeypatch.setattr(pool, "spawn_worker", spawn_worker)
+    assert cli.main(["run", "--backend", "jax", "--models", "mlp", "--modes", "predict", "--out", str(tmp_path),
+                     "--ab", sys.executable, sys.executable]) == 0
+    assert calls[0] == ("a", 0, True, (0,))
+    pairs = sorted(c for c in calls[1:])
+    assert len(pairs) == 16 and {(side, w) for side, w, _, _ in pairs} == {(s, w) for s in "ab" for w in range(8)}
+    assert dict(((side, w), cpus) for side, w, _, cpus in pairs)[("a", 1)] == (1,)  # halves swap every pair
+    assert "threads 2 -> 1" in capsys.readouterr().err  # the fixture's local-cpu threads, capped to a half
+    recs = {record.load(p).data["run"]["ab"]["side"]: record.load(p).data for p in tmp_path.glob("*.json")}
+    assert {s: (r["run"]["ab"]["mode"], r["run"]["ab"]["cpus"]) for s, r in recs.items()} == {
+        "a": ("duet", [[0], [1]]), "b": ("duet", [[0], [1]])}
+    assert [w.get("calibration", False) for w in recs["a"]["results"][0]["workers"]][:2] == [True, False]
+    assert len(recs["b"]["results"][0]["workers"]) == 8  # harness.ab_workers
