@@ -37,11 +37,13 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=2)
     args = p.parse_args(argv)
     n = str(args.threads)
-    os.environ.update({"KERAS_BACKEND": args.backend, "OMP_NUM_THREADS": n, "OPENBLAS_NUM_THREADS": n,
-                       "MKL_NUM_THREADS": n})
+    os.environ["KERAS_BACKEND"] = args.backend
+    from bench.measure import backends
+
+    backends.omp_threads(args.threads)  # before numpy loads its BLAS pool
     import numpy as np
 
-    from bench.measure import backends, harness
+    from bench.measure import harness
     from bench.measure.workloads import data, get
 
     backend = backends.get(args.backend)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -112,14 +113,21 @@ def references(runs: list[dict]) -> list[float]:
     return out
 
 
+def config_variant(folder: Path, name: str, pattern: str, repl: str, what: str) -> Path:
+    """A copy of benchmarks.yaml, in `folder`, with exactly one match of
+    `pattern` (multiline regex) replaced: one local-cpu setting changed."""
+    text, n = re.subn(pattern, repl, (REPO / "benchmarks.yaml").read_text(), flags=re.M)
+    if n != 1:
+        raise SystemExit(f"benchmarks.yaml: expected exactly one {what}")
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
 def pinned_config(folder: Path) -> Path:
     """benchmarks.yaml with `cpus: [0]` under local-cpu."""
-    text = (REPO / "benchmarks.yaml").read_text()
-    if text.count("\n  local-cpu:\n") != 1:
-        raise SystemExit("benchmarks.yaml: expected one `  local-cpu:` device to pin")
-    path = folder / "pinned.yaml"
-    path.write_text(text.replace("\n  local-cpu:\n", "\n  local-cpu:\n    cpus: [0]\n"))
-    return path
+    return config_variant(folder, "pinned.yaml", r"^(  local-cpu:\n)", r"\g<1>    cpus: [0]\n",
+                          "`  local-cpu:` device to pin")
 
 
 def hog_run(backend: str, extra: list[str], delay: float, seconds: float, keep) -> tuple[dict, float, tuple]:

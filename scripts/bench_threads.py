@@ -18,7 +18,6 @@ Not a test: the answer depends on the machine. It decides the local-cpu
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 import tempfile
@@ -27,18 +26,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_stability import one_run, spread  # noqa: E402
+from bench_stability import config_variant, one_run, spread  # noqa: E402
 
 
 def config_with(threads: int, folder: Path) -> Path:
     """benchmarks.yaml with local-cpu's `threads:` line set to `threads`."""
-    text = (REPO / "benchmarks.yaml").read_text()
-    new, n = re.subn(r"(?m)^(    threads: )\d+", rf"\g<1>{threads}", text)
-    if n != 1:
-        raise SystemExit("benchmarks.yaml: expected exactly one device `threads:` line (local-cpu)")
-    path = folder / f"threads-{threads}.yaml"
-    path.write_text(new)
-    return path
+    return config_variant(folder, f"threads-{threads}.yaml", r"^(    threads: )\d+", rf"\g<1>{threads}",
+                          "device `threads:` line (local-cpu)")
 
 
 def repeat_noise(result: dict) -> float:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -30,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.config import load  # noqa: E402
 from bench.analyse.trends import assess  # noqa: E402
-from tests.corpus import load_cases, make_series  # noqa: E402
+from tests.corpus import kind, load_cases, make_series  # noqa: E402
 from tests.corpus.generate import cases  # noqa: E402
 
 ALARMS = {"Regressed", "Faster"}
@@ -56,11 +55,6 @@ def score(items, trends, rule=assess) -> dict:
         k[1] += 1
     return {"series": n, "right": n - len(wrong), "accuracy": (n - len(wrong)) / n,
             "false_alarms": alarms, "wrong": wrong, "kinds": kinds}
-
-
-def kind(name: str) -> str:
-    """'step-Regressed-0.08-age3-0' -> 'step-Regressed': the name without its numbers."""
-    return re.sub(r"-(age)?[\d.]+", "", name)
 
 
 def show(title: str, r: dict, verbose: bool = True) -> None:

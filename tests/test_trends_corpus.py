@@ -6,13 +6,12 @@ Watch that reads Regressed or Faster: the thing the status must never do.
 scripts/corpus_accuracy.py prints the same numbers with the misses.
 """
 
-import re
 from collections import Counter
 from functools import lru_cache
 
 from bench.config import Trends
 from bench.analyse.trends import assess
-from tests.corpus import load_cases, make_series
+from tests.corpus import kind as kind_of, load_cases, make_series
 
 ALARMS = {"Regressed", "Faster"}
 
@@ -63,7 +62,7 @@ def test_every_kind_is_99_percent_right():
     without its numbers, as scripts/corpus_accuracy.py prints it)."""
     kinds: dict[str, list[int]] = {}
     for c, got in _results():
-        k = kinds.setdefault(re.sub(r"-(age)?[\d.]+", "", c.name), [0, 0])
+        k = kinds.setdefault(kind_of(c.name), [0, 0])
         k[0] += got == c.label
         k[1] += 1
     assert len(kinds) >= 25

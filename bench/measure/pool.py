@@ -278,7 +278,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
 
     def run_task(task: schedule.Task, started: WorkerOutcome | None = None) -> None:
         """One task to the end; `started`: its first process's outcome, when a duet ran it."""
-        pending, alone = list(task.keys), False
+        pending, first = list(task.keys), True
         while pending:
             if task.side in broken:
                 for k in pending:
@@ -286,11 +286,11 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                         broken[task.side]["kind"], f"not run: {broken[task.side]['message']}"), rerun=task.rerun,
                         calibration=task.calibration))
                 return
-            out = started if started is not None else spawn_fn(task, todo(pending))
-            absorb(task, out, pending, alone)
+            out = started if first and started is not None else spawn_fn(task, todo(pending))
             # the rest of `pending` runs in a fresh worker process; in a duet that one runs
             # without its partner, at another speed: its entries count nowhere (`alone`)
-            alone, started = started is not None or alone, None
+            absorb(task, out, pending, alone=started is not None and not first)
+            first = False
 
     def run_group(group: tuple[schedule.Task, ...]) -> None:
         if len(group) == 1 or any(t.side in broken for t in group):

@@ -20,7 +20,7 @@ uncontended one) counts in neither side's headline nor any pair.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 NAME, VERSION = "workers", 2
 PROTOCOL = {"name": NAME, "version": VERSION}
@@ -76,27 +76,18 @@ def reruns(disturbed: dict[tuple[str, tuple[str, str]], int], workers: int,
 
 def duet(keys: tuple[tuple[str, str], ...], workers: int) -> list[tuple[Task, ...]]:
     """A/B as duets: groups of tasks that run at the same time, in order: A's
-    calibration worker alone, then (A i, B i) for each worker i."""
-    if workers < 1:
-        raise ValueError(f"duet: workers is {workers!r}; expected a positive integer")
-    if not keys:
-        return []
-    return [(Task("a", 0, tuple(keys), calibration=True),)] + [
-        (Task("a", w, rotated(tuple(keys), w)), Task("b", w, rotated(tuple(keys), w))) for w in range(workers)]
+    calibration worker alone, then (A i, B i) for each worker i (plan's order)."""
+    pairs = [(t, replace(t, side="b")) for t in plan(keys, workers, ("a",))]
+    return [(Task("a", 0, tuple(keys), calibration=True),)] + pairs if pairs else []
 
 
 def duet_reruns(disturbed: dict[tuple[str, tuple[str, str]], int], workers: int,
                 order: tuple[tuple[str, str], ...]) -> list[tuple[Task, Task]]:
-    """Reruns as duets: round r reruns, on both sides together, every
-    benchmark that has more than r disturbed workers on either side (a side
-    alone would run uncontended, at another speed than its duet workers)."""
-    rounds = max(disturbed.values(), default=0)
-    out = []
-    for r in range(rounds):
-        keys = tuple(k for k in order if any(disturbed.get((side, k), 0) > r for side in ("a", "b")))
-        if keys:
-            out.append(tuple(Task(side, workers + r, keys, rerun=True) for side in ("a", "b")))
-    return out
+    """Reruns as duets: `reruns` of the side that had more disturbed workers
+    of each benchmark, run on both sides together (a side alone would run
+    uncontended, at another speed than its duet workers)."""
+    either = {("a", k): max(disturbed.get((side, k), 0) for side in ("a", "b")) for k in order}
+    return [(t, replace(t, side="b")) for t in reruns(either, workers, order, ("a",))]
 
 
 def halves(cpus) -> tuple[tuple[int, ...], tuple[int, ...]] | None:

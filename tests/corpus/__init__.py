@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -19,6 +20,11 @@ class Case:
     label: str      # the status the series must get
     better: str
     values: tuple[float, ...]
+
+
+def kind(name: str) -> str:
+    """'step-Regressed-0.08-age3-0' -> 'step-Regressed': the name without its numbers."""
+    return re.sub(r"-(age)?[\d.]+", "", name)
 
 
 def load_cases(path: Path = CORPUS) -> list[Case]:
