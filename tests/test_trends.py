@@ -214,3 +214,21 @@ def test_a_night_past_the_new_level_still_counts_as_at_it():
     assert status(FLAT + [1065.0, 1070.0, 1110.0]).status == "Faster"
     assert status(FLAT + [935.0, 930.0, 890.0]).status == "Regressed"
     assert status(FLAT + [1065.0, 1070.0, 1030.0]).status != "Faster"
+
+
+MID = [1000.0, 1010.0, 990.0, 1008.0, 992.0, 1004.0, 1012.0, 995.0, 1006.0, 997.0] * 3  # ±1 %
+
+
+def test_dips_before_a_young_step_are_not_its_level():
+    """Two dips (to 72 and 62 %), one good night, then two nights at -50 %:
+    a young step (Watch), not a confirmed one. The dips once counted as "at"
+    the new level: the five nights' own spread, 28 % (held-out corpus
+    young-step-Regressed-0.5-1), made a band that held them all. Now the new
+    level's sigma is at most NOISIER times the old, and the level is the
+    median of the nights at it (with four nights, the median of all sat
+    between the dip and the level, "at" both)."""
+    for tail in ([724.0, 620.0, 1004.0, 506.0, 510.0], [620.0, 1004.0, 506.0, 510.0]):
+        assert status(MID + tail).status == "Watch", tail
+    # the same step confirmed by a third night is Regressed, dips or not
+    assert status(MID + [724.0, 620.0, 1004.0, 506.0, 510.0, 503.0]).status == "Regressed"
+    assert status(MID + [506.0, 510.0, 503.0]).status == "Regressed"

@@ -81,3 +81,18 @@ def test_the_generator_draws_again_a_step_its_noise_hid():
     assert not _shows(flat + [92.0, 91.0, 92.0], dipped, 30, 1.08)  # the wrong way
     assert _shows(flat + [97.0, 97.5, 96.5], dipped, 30, 0.97)
     assert not _shows(flat + [106.0, 106.0, 106.0], dipped, 30, 0.97)
+
+
+def test_the_generator_draws_again_a_flat_series_whose_noise_made_a_step():
+    """A series built without a step must not show one: its last nights
+    (dips left out) 3.5 standard errors below the 30 before, at the noise it
+    was drawn with, are a change whatever they were built as."""
+    from tests.corpus.generate import _drifted
+
+    flat = [100.0, 108.0, 92.0, 104.0, 96.0, 30.0] * 6  # ±8 %-ish, night 5 of each six a dip
+    dipped = set(range(5, 36, 6))
+    assert not _drifted(flat + [95.0, 104.0, 93.0, 101.0], dipped, 0.08)
+    assert _drifted(flat + [87.0, 83.0, 79.0, 94.0], dipped, 0.08)
+    assert not _drifted(flat + [87.0, 83.0, 79.0, 94.0], dipped, 0.20)  # within a noisier series' noise
+    # a dip among the last nights is left out, not read as the step
+    assert not _drifted(flat + [95.0, 104.0, 25.0, 101.0], dipped | {38}, 0.08)

@@ -53,6 +53,9 @@ SURE_NIGHTS = 20
 MAD_TO_SIGMA = 1 / NormalDist().inv_cdf(0.75)
 # Standard error of a median is ~1.2533 times that of a mean (normal noise).
 MEDIAN_SE = 1.2533
+# A new level may be up to this many times noisier than the old (the corpus's
+# noisier-step kind is 1.5-3x, from real histories); see _candidate.
+NOISIER = 4
 
 
 def delta_prev(values: Sequence[float]) -> float | None:
@@ -174,6 +177,8 @@ def find_change(x: Sequence[float], t: Trends, sign: float = 1.0):
     - the points from c sit at la (within tol: noise_factor sigmas or
       min_change, at most half the shift), all but at most one of them, and
       at least `t.confirm` of them (a one-off dip or bump after is fine);
+      la is then the median of those nights alone, and they must still be
+      at it; the new level's own sigma counts, at most NOISIER times the old;
     - the latest point is not back at the old level (a recovery: inside
       the old level's tol and outside the new level's full band);
     - the nights just before c, dips aside, are not at the new level: not the
@@ -216,8 +221,12 @@ def _candidate(x, c, t: Trends, sign):
     # The new level may be noisier than the old (a 35 % step on a busier
     # code path): its own robust sigma counts too, for the standard error
     # (Welch-style, each side's own noise) and for what is "at" the new level.
-    # Never less than the old sigma: 3-5 tight nights prove little.
-    sigma_a = max(sigma, MAD_TO_SIGMA * median(res_a))
+    # Never less than the old sigma: 3-5 tight nights prove little. Never more
+    # than NOISIER times it: nights spread wider than that are dips and a
+    # level mixed, not one level (held-out corpus: two dips to 62 and 72 %
+    # before a young 50 % step read Regressed, their spread making every
+    # night "at" the median of the five).
+    sigma_a = min(max(sigma, MAD_TO_SIGMA * median(res_a)), NOISIER * sigma)
     se = MEDIAN_SE * math.sqrt(sigma ** 2 / len(base) + sigma_a ** 2 / len(after))
     if abs(shift) <= _critical(t, kept) * se:
         return None
@@ -229,8 +238,15 @@ def _candidate(x, c, t: Trends, sign):
     # The half-way cap keeps a night from being "at" both levels; a night past
     # the new level, on the far side from the old, cannot be, so the full band
     # holds there (corpus: a +10 % step whose 3 nights read +8 %, +8 %, +12 %).
-    at_new = [r <= tol_a or ((v - la) * shift > 0 and r <= band_a) for v, r in zip(after, res_a)]
-    if sum(at_new) < t.confirm or len(after) - sum(at_new) > _offs_allowed(len(after)):
+    at_new = _at(after, la, shift, tol_a, band_a)
+    if not _is_level(at_new, t):
+        return None
+    # The new level is the median of its own nights, not of all nights since
+    # c: with an even count and an off night among them, the median of all
+    # sits between a dip and the level, and both look "at" it.
+    la = median(v for v, at in zip(after, at_new) if at)
+    at_new = _at(after, la, shift, tol_a, band_a)
+    if not _is_level(at_new, t):
         return None
     if abs(x[-1] - lb) <= tol and abs(x[-1] - la) > band(sigma_a, t):
         # Back at the old level and clear of the new one: a dip (or a blip)
@@ -253,8 +269,19 @@ def _candidate(x, c, t: Trends, sign):
     # timings, upward spikes), not a new level.
     if sum(abs(v - la) <= tol for v in base) > VISITS * len(base):
         return None
-    cost = sum(min(abs(v - lb), 3 * tol) for v in base) + sum(res_a)
+    cost = sum(min(abs(v - lb), 3 * tol) for v in base) + sum(abs(v - la) for v in after)
     return cost, c, lb, la, sigma, tol
+
+
+def _at(after, la: float, shift: float, tol_a: float, band_a: float) -> list[bool]:
+    """Which nights since a candidate change sit at the new level la: within
+    tol_a, or past la on the far side from the old level within band_a."""
+    return [abs(v - la) <= tol_a or ((v - la) * shift > 0 and abs(v - la) <= band_a) for v in after]
+
+
+def _is_level(at_new: list[bool], t: Trends) -> bool:
+    """At least `confirm` nights at the new level, and few enough off it."""
+    return sum(at_new) >= t.confirm and len(at_new) - sum(at_new) <= _offs_allowed(len(at_new))
 
 
 def _offs_allowed(n_after: int) -> int:
