@@ -5,6 +5,8 @@ call identical builds `unchanged` and a ~10 % slower build `slower`?
     # real: N same-machine A/B runs per case with `bench run --ab`, each
     # compared by `bench compare --base A --head B` (the records are kept)
     .venv/bin/python scripts/bench_ab_sensitivity.py real --runs 2 --out .local/ab-sens [--quick] [--ab-mode turns]
+    # a run folder that already holds both records is compared again, not rerun:
+    # a second call with a larger --runs adds runs to the same --out
 
     # simulation: 20 A/B runs per case drawn from the worker pairs measured above
     .venv/bin/python scripts/bench_ab_sensitivity.py simulate --records .local/ab-sens [--trials 20]
@@ -116,6 +118,13 @@ def real(a) -> int:
             for i in range(a.runs):
                 folder = out / case / f"{i:02d}"
                 t0 = time.perf_counter()
+                kept = sides(folder) if folder.is_dir() else {}
+                if set(kept) == {"a", "b"}:  # measured by an earlier call: count it, run the rest
+                    verdict, row = compare_files(kept["a"], kept["b"])
+                    counts[case][verdict] = counts[case].get(verdict, 0) + 1
+                    print(f"{case} {i}: {verdict:9s} delta {row['delta'] * 100:+.1f}% (kept from {folder})",
+                          flush=True)
+                    continue
                 cmd = [sys.executable, "-m", "bench", "run", "--ab", sys.executable, str(b_python),
                        "--backend", a.backend, "--device", a.device, "--models", MODEL, "--modes", MODE,
                        "--out", str(folder), "--ab-mode", a.ab_mode] + (["--quick"] if a.quick else []) + (

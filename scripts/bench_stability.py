@@ -17,8 +17,9 @@ run, which shows the host's own drift.
 
 --hog: for each backend one undisturbed run, then one with a busy process pinned
 to CPU 0 from --hog-delay seconds after the start for --hog-seconds. Prints how
-far each headline moved (goal < 3 %) and how many workers that overlapped the
-hog were flagged `disturbed` (goal >= 95 %). Not a test: the numbers depend on
+far each headline moved (goal < 3 %) and how many workers that ran at least
+half of their time under the hog were flagged `disturbed` (goal >= 95 %; the
+ones it only grazed are shown apart). Not a test: the numbers depend on
 the machine and on what else it is doing. With local-cpu's `threads: 1` and no
 `cpus`, a one-thread worker simply runs on the other core while the hog holds
 CPU 0 (measured: its CPU per wall second stays 0.99-1.01), so nothing is
@@ -156,13 +157,25 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> tuple[
             continue
         move = r["value"] / quiet[key]["value"] - 1
         worst = max(worst, abs(move))
-        hit = [w for w in r["workers"] if w.get("window") and w["window"][0] < window[1] and w["window"][1] > window[0]
-               and w["status"] == "ok" and not w.get("rerun")]
+        ok = [w for w in r["workers"] if w.get("window") and w["status"] == "ok" and not w.get("rerun")]
+        hit = [w for w in ok if hogged_share(w["window"], window) >= 0.5]
+        grazed = [w for w in ok if 0 < hogged_share(w["window"], window) < 0.5]
         overlapped += len(hit)
         flagged += sum(w["disturbed"] for w in hit)
         print(f"{backend}: {'/'.join(key):<14} quiet {quiet[key]['value']:>10,.0f}  hog {r['value']:>10,.0f}  "
-              f"moved {100 * move:+.1f}%  workers overlapping the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}")
+              f"moved {100 * move:+.1f}%  workers under the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}"
+              f"  (grazed {len(grazed)}, flagged {sum(w['disturbed'] for w in grazed)})")
     return worst, overlapped, flagged
+
+
+def hogged_share(worker: list, hog: tuple) -> float:
+    """How much of a worker's window [start, end] (unix s) the hog ran in.
+    A worker counts as under the hog from half: one the hog only grazed (its
+    last 8 s of 26, say) had most of its timed repeats undisturbed, and its
+    median figure with them; the detector is right not to flag it, and
+    counting it would score the detector on workers the hog did not slow."""
+    overlap = min(worker[1], hog[1]) - max(worker[0], hog[0])
+    return max(0.0, overlap) / max(worker[1] - worker[0], 1e-9)
 
 
 def from_records(folder: Path) -> int:
@@ -219,7 +232,7 @@ def main(argv=None) -> int:
             worst, overlapped, flagged = max(worst, w), overlapped + o, flagged + f
         share = flagged / overlapped if overlapped else float("nan")
         print(f"\nlargest headline move under the hog: {100 * worst:.1f}% (goal < 3 %); "
-              f"flagged {flagged} of {overlapped} workers overlapping the hog ({100 * share:.0f}%, goal >= 95 %)")
+              f"flagged {flagged} of {overlapped} workers at least half under the hog ({100 * share:.0f}%, goal >= 95 %)")
         return 0
     worst = 0.0
     for backend in args.backends.split(","):
