@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 import random
 import subprocess
 import sys
@@ -111,7 +112,7 @@ def sides(folder: Path) -> dict[str, Path]:
 
 def real(a) -> int:
     out = Path(a.out)
-    counts = {case: {} for case in CASES}
+    counts = {case: Counter() for case in CASES}
     with tempfile.TemporaryDirectory(prefix="ab-sens-") as tmp:
         for case in CASES:
             b_python = make_b_python(Path(tmp) / case, widen=case == "wider")
@@ -121,7 +122,7 @@ def real(a) -> int:
                 kept = sides(folder) if folder.is_dir() else {}
                 if set(kept) == {"a", "b"}:  # measured by an earlier call: count it, run the rest
                     verdict, row = compare_files(kept["a"], kept["b"])
-                    counts[case][verdict] = counts[case].get(verdict, 0) + 1
+                    counts[case][verdict] += 1
                     print(f"{case} {i}: {verdict:9s} delta {row['delta'] * 100:+.1f}% (kept from {folder})",
                           flush=True)
                     continue
@@ -135,12 +136,12 @@ def real(a) -> int:
                     print(f"{case} {i}: bench run --ab failed ({run.returncode}): {run.stderr.strip()[-400:]}")
                     continue
                 verdict, row = compare_files(found["a"], found["b"])
-                counts[case][verdict] = counts[case].get(verdict, 0) + 1
+                counts[case][verdict] += 1
                 print(f"{case} {i}: {verdict:9s} delta {row['delta'] * 100:+.1f}% basis {row['basis']} "
                       f"p={row['p_value']:.2g} sees {_pct(row['detectable'])} ({time.perf_counter() - t0:.0f} s)",
                       flush=True)
     for case in CASES:
-        print(f"{case}: {counts[case]}")
+        print(f"{case}: {dict(counts[case])}")
     return 0
 
 

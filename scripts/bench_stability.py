@@ -157,9 +157,10 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> tuple[
             continue
         move = r["value"] / quiet[key]["value"] - 1
         worst = max(worst, abs(move))
-        ok = [w for w in r["workers"] if w.get("window") and w["status"] == "ok" and not w.get("rerun")]
-        hit = [w for w in ok if hogged_share(w["window"], window) >= 0.5]
-        grazed = [w for w in ok if 0 < hogged_share(w["window"], window) < 0.5]
+        shares = [(w, hogged_share(w["window"], window)) for w in r["workers"]
+                  if w.get("window") and w["status"] == "ok" and not w.get("rerun")]
+        hit = [w for w, share in shares if share >= 0.5]
+        grazed = [w for w, share in shares if 0 < share < 0.5]
         overlapped += len(hit)
         flagged += sum(w["disturbed"] for w in hit)
         print(f"{backend}: {'/'.join(key):<14} quiet {quiet[key]['value']:>10,.0f}  hog {r['value']:>10,.0f}  "

@@ -9,7 +9,8 @@ short-early-dip kinds use noise from real histories, real_noise.json).
 Prints accuracy overall and per kind (the name without its numbers), false
 alarms (labelled Steady/Watch but read Regressed/Faster) and every miss.
 --seeds N-M regenerates the corpus with other seeds (held out: the logic
-was tuned on the default seed) and prints the same numbers for each.
+was tuned on the default seed) and prints the same numbers for each, then
+pooled over all of them (per seed range, in all, kinds below 99 %).
 --realhist DIR reads each data.js there (one series per benchmark name,
 one point per entry in order; 'customSmallerIsBetter' and 'cargo' are times)
 and prints, per file, how many series read Regressed/Faster/Watch: a sanity
@@ -67,6 +68,24 @@ def show(title: str, r: dict, verbose: bool = True) -> None:
             print(f"  miss: {name}: expected {label}, got {got}")
 
 
+def pooled(scores: list[dict]) -> None:
+    """All held-out seeds together: accuracy per seed (lowest, highest) and
+    in all, false alarms, and every kind below 99 % over all its series."""
+    right, n = sum(r["right"] for r in scores), sum(r["series"] for r in scores)
+    per_seed = [r["accuracy"] for r in scores]
+    print(f"pooled over {len(scores)} seeds: {right}/{n} right ({right / n:.2%}; a seed "
+          f"{min(per_seed):.2%}-{max(per_seed):.2%}), {sum(len(r['false_alarms']) for r in scores)} false alarms")
+    kinds: dict[str, list[int]] = {}
+    for r in scores:
+        for k, (ok, total) in r["kinds"].items():
+            kinds.setdefault(k, [0, 0])
+            kinds[k][0] += ok
+            kinds[k][1] += total
+    for k, (ok, total) in sorted(kinds.items()):
+        if ok < 0.99 * total:
+            print(f"  {k}: {ok}/{total} ({ok / total:.2%})")
+
+
 def realhist(folder: Path, trends) -> None:
     for path in sorted(folder.glob("*.js")):
         text = path.read_text(encoding="utf-8")
@@ -120,15 +139,19 @@ def main() -> int:
     r = score([(c.name, c.label, c.better, c.values) for c in load_cases()], trends, rule)
     show("corpus (tests/corpus/series.json)", r)
     if args.seeds:
+        scores = []
         for seed in args.seeds:
             items = [(c["name"], c["label"], c["better"], c["values"]) for c in cases(seed)]
             held = score(items, trends, rule)
+            scores.append(held)
             show(f"held-out seed {seed}", held, verbose=False)
             for k, (right, n) in sorted(held["kinds"].items()):
                 if right < n:
                     print(f"  {k}: {right}/{n} ({right / n:.1%})")
             for name in held["false_alarms"]:
                 print(f"  false alarm: {name}: expected {dict((w[0], w[1:]) for w in held['wrong'])[name]}")
+        if len(scores) > 1:
+            pooled(scores)
     if args.realhist:
         realhist(args.realhist, trends)
     return 0 if not r["false_alarms"] and r["accuracy"] >= 0.99 else 1

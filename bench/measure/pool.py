@@ -133,7 +133,7 @@ def _events(path: Path) -> list[dict]:
 # -- worker entries and results ----------------------------------------------------
 
 def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, rerun: bool = False,
-             window=None, calibration: bool = False) -> dict:
+             window=None, calibration: bool = False, alone: bool = False) -> dict:
     """One worker's entry in a result's `workers` list (the record contract)."""
     if payload is None or payload["result"].get("status") != "ok":
         err = (payload or {}).get("result", {}).get("error") or (failure.as_error() if failure else
@@ -151,6 +151,8 @@ def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, r
         e["rerun"] = True
     if calibration:
         e["calibration"] = True
+    if alone:
+        e["alone"] = True
     if window:
         e["window"] = list(window)
     return e
@@ -250,9 +252,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                 ev = done[k]
                 s = series[(task.side, k)]
                 entry = entry_of(ev["payload"], rerun=task.rerun, window=ev.get("window"),
-                                 calibration=task.calibration)
-                if alone:
-                    entry["alone"] = True
+                                 calibration=task.calibration, alone=alone)
                 if entry["status"] == "ok":
                     if not (task.calibration or alone):
                         s.payloads.append(ev["payload"])
