@@ -6,6 +6,9 @@ Watch that reads Regressed or Faster: the thing the status must never do.
 scripts/corpus_accuracy.py prints the same numbers with the misses.
 """
 
+import json
+import math
+import random
 from collections import Counter
 from functools import lru_cache
 
@@ -96,3 +99,37 @@ def test_the_generator_draws_again_a_flat_series_whose_noise_made_a_step():
     assert not _drifted(flat + [87.0, 83.0, 79.0, 94.0], dipped, 0.20)  # within a noisier series' noise
     # a dip among the last nights is left out, not read as the step
     assert not _drifted(flat + [95.0, 104.0, 25.0, 101.0], dipped | {38}, 0.08)
+
+
+def test_a_real_noise_block_whose_history_changed_level_is_drawn_again(tmp_path, monkeypatch):
+    """Real residuals are noise around one level only where the real series
+    kept one: a block ending in mountpoint-s3's bimodal onset (-10.4, +3.3,
+    -7.9, -9.8 % after a ±2 % stretch; no three nights past 3 sigmas, so
+    _has_step misses it) would make a "Steady" series that truly moved."""
+    from tests.corpus import generate
+
+    calm = [0.01, -0.012, 0.004, -0.003, 0.015, -0.008, 0.0, 0.006, -0.015, 0.009] * 3
+    onset = [-0.104, 0.033, -0.079, -0.098]
+    pool = tmp_path / "real_noise.json"
+    pool.write_text(json.dumps({"series": [{"residuals": calm + onset, "sigma": 0.034, "source": "t"}]}))
+    monkeypatch.setattr(generate, "REAL_NOISE", pool)
+    for seed in range(40):
+        block = generate._real(random.Random(seed), 13)
+        assert block[-4:] != onset, seed  # drawn again, never kept
+    assert generate._drifted([math.exp(v) for v in calm[-9:] + onset], set(), 0.034)
+
+
+def test_the_generator_draws_again_a_noisier_step_its_nights_do_not_show():
+    """A noisier step's real block carries real spikes; the nights make a new
+    level only as DESIGN.md defines one: CONFIRM nights at it and at most one
+    off (a quarter from eight), at a level the old nights did not already
+    visit on more than a tenth of them."""
+    from tests.corpus.generate import _new_level
+
+    step = math.log(1.3)
+    before = [0.01, -0.01, 0.0, 0.005, -0.005] * 6
+    assert _new_level(before, [0.02, -0.03, 0.01, 0.04], 0.02, step)
+    assert not _new_level(before, [-1.31, -1.31, 0.0, 0.01], 0.02, step)  # two spikes in four
+    assert _new_level(before, [-1.31, 0.0, 0.01, 0.02], 0.02, step)  # one is an off night
+    visited = before[:25] + [step + 0.01, step - 0.02, step, step + 0.02, step - 0.01]
+    assert not _new_level(visited, [0.02, -0.03, 0.01, 0.04], 0.02, step)  # a second mode
