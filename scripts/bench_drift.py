@@ -8,6 +8,8 @@ Each cycle times, back to back in one process:
   * `matmul`: a numpy float32 matmul on the same number of threads as the model;
   * `stream`: a 64 MiB array copy (memory bandwidth);
   * `python`: pure-Python dict and list work (the interpreter, as in Keras's dispatch).
+It also prints the model per CPU second (the process's CPU time, all threads) and the
+hypervisor's steal share per cycle, to tell a robbed CPU from a slower one.
 Prints the model's drift over the run (min/median/max per cycle) and, for each
 reference, the Pearson correlation of log(model throughput) with log(1/ref time)
 across cycles, and how much of the model's spread would remain after dividing
@@ -58,12 +60,16 @@ def main(argv=None) -> int:
     a = np.random.default_rng(0).random((384, 384), dtype=np.float32)
     big = np.ones(16 << 20, dtype=np.float32)
 
-    def model_rate() -> float:
-        t0, calls = time.perf_counter(), 0
+    def model_rate() -> dict:
+        """The model's samples per wall second and per CPU second (the process's, all threads),
+        and the share of the machine's ticks the hypervisor stole meanwhile."""
+        s0, c0, t0, calls = _steal(), time.process_time(), time.perf_counter(), 0
         while time.perf_counter() - t0 < args.seconds:
             backend.sync(model.predict_on_batch(x))
             calls += 1
-        return calls * len(x) / (time.perf_counter() - t0)
+        wall, cpu, (stolen, ticks) = time.perf_counter() - t0, time.process_time() - c0, _steal()
+        return {"model": calls * len(x) / wall, "model_cpu": calls * len(x) / cpu,
+                "steal": (stolen - s0[0]) / max(1, ticks - s0[1])}
 
     def timed(fn, reps: int) -> float:
         t0 = time.perf_counter()
@@ -78,9 +84,10 @@ def main(argv=None) -> int:
     rows = []
     end = time.monotonic() + 60 * args.minutes
     while time.monotonic() < end:
-        row = {"model": model_rate(), **{k: f() for k, f in refs.items()}}
+        row = {**model_rate(), **{k: f() for k, f in refs.items()}}
         rows.append(row)
-        print(f"cycle {len(rows):>3}: model {row['model']:>9,.0f}/s  "
+        print(f"cycle {len(rows):>3}: model {row['model']:>9,.0f}/s "
+              f"({row['model_cpu']:>9,.0f}/cpu s, steal {100 * row['steal']:.1f}%)  "
               + "  ".join(f"{k} {1000 * row[k]:.2f} ms" for k in refs), flush=True)
     rates = [r["model"] for r in rows]
     mid = statistics.median(rates)
@@ -88,6 +95,11 @@ def main(argv=None) -> int:
           f"min {min(rates):,.0f} median {mid:,.0f} max {max(rates):,.0f} "
           f"(spread ±{100 * max(abs(v / mid - 1) for v in rates):.1f}%)")
     y = [math.log(v) for v in rates]
+    _spread("model per CPU second", [r["model_cpu"] for r in rows])
+    if len(rows) > 2 and len({r["steal"] for r in rows}) > 1:
+        print(f"  steal share {100 * min(r['steal'] for r in rows):.1f}–"
+              f"{100 * max(r['steal'] for r in rows):.1f}%; correlation with log(model) "
+              f"{statistics.correlation([r['steal'] for r in rows], y):+.2f}")
     for k in refs:
         xk = [-math.log(r[k]) for r in rows]
         corr = statistics.correlation(xk, y) if len(rows) > 2 else float("nan")
@@ -96,6 +108,21 @@ def main(argv=None) -> int:
         print(f"  {k:<7} correlation {corr:+.2f}; model x ref time: spread "
               f"±{100 * max(abs(v / m2 - 1) for v in adj):.1f}%")
     return 0
+
+
+def _steal() -> tuple[int, int]:
+    """(steal ticks, all ticks) of the machine from /proc/stat; (0, 0) where there is none."""
+    try:
+        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0, 0
+    return (fields[7] if len(fields) > 7 else 0), sum(fields)
+
+
+def _spread(name: str, values: list[float]) -> None:
+    mid = statistics.median(values)
+    print(f"  {name}: min {min(values):,.0f} median {mid:,.0f} max {max(values):,.0f} "
+          f"(spread ±{100 * max(abs(v / mid - 1) for v in values):.1f}%)")
 
 
 if __name__ == "__main__":
