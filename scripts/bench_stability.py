@@ -18,8 +18,9 @@ run, which shows the host's own drift.
 --hog: for each backend one undisturbed run, then one with a busy process pinned
 to CPU 0 from --hog-delay seconds after the start for --hog-seconds. Prints how
 far each headline moved (goal < 3 %) and how many workers that ran at least
-half of their time under the hog were flagged `disturbed` (goal >= 95 %; the
-ones it only grazed are shown apart). Not a test: the numbers depend on
+half of their timed repeats (`timed_window`) under the hog were flagged
+`disturbed` (goal >= 95 %; the ones it only grazed are shown apart). Not a
+test: the numbers depend on
 the machine and on what else it is doing. With local-cpu's `threads: 1` and no
 `cpus`, a one-thread worker simply runs on the other core while the hog holds
 CPU 0 (measured: its CPU per wall second stays 0.99-1.01), so nothing is
@@ -157,7 +158,7 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> tuple[
             continue
         move = r["value"] / quiet[key]["value"] - 1
         worst = max(worst, abs(move))
-        shares = [(w, hogged_share(w["window"], window)) for w in r["workers"]
+        shares = [(w, hogged_share(w.get("timed_window") or w["window"], window)) for w in r["workers"]
                   if w.get("window") and w["status"] == "ok" and not w.get("rerun")]
         hit = [w for w, share in shares if share >= 0.5]
         grazed = [w for w, share in shares if 0 < share < 0.5]
@@ -170,7 +171,9 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> tuple[
 
 
 def hogged_share(worker: list, hog: tuple) -> float:
-    """How much of a worker's window [start, end] (unix s) the hog ran in.
+    """How much of a worker's timed repeats [start, end] (unix s; its
+    `timed_window`, or its whole `window` in records from before it) the hog
+    ran in.
     A worker counts as under the hog from half: one the hog only grazed (its
     last 8 s of 26, say) had most of its timed repeats undisturbed, and its
     median figure with them; the detector is right not to flag it, and

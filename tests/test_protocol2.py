@@ -105,6 +105,19 @@ def test_fixed_work_skips_calibration_and_times_exactly_those_steps():
     assert t.value == pytest.approx(37 * 100 / 0.37)
 
 
+def test_the_timed_window_dates_the_timed_repeats_and_not_the_warm_up():
+    m = FakeMachine(step_seconds=0.01)
+    epoch = 1_764_000_000.0  # the wall clock follows the fake one
+    t = benchmark(m.run, 100, protocol(repeats=3, warmup_steps=50), clock=m.clock, canary=m.canary,
+                  steps=10, wall=lambda: epoch + m.clock())
+    start, end = t.timed_window
+    first_timed = next(s for steps, s, _ in m.calls if steps == 10)
+    assert start - epoch <= first_timed and start - epoch >= m.calls[0][2]  # after the warm-up
+    assert end - epoch == pytest.approx(m.calls[-1][2], abs=0.01)  # the last repeat's end, give or take a canary
+    assert end - start >= sum(r.seconds for r in t.repeats)
+    assert t.summary()["timed_window"] == [round(start, 3), round(end, 3)]
+
+
 def test_the_probe_is_read_around_every_timed_call():
     m = FakeMachine(step_seconds=0.01)
     cpu = iter(range(0, 1000, 1))
@@ -134,7 +147,8 @@ def payload(key, value, steps=40, load=None, ok=True, kind="crash"):
     return {"result": {"model": model, "mode": mode, "unit": "samples/s", "better": "bigger", "batch_size": 100,
                        "status": "ok", "value": value, "samples": [value], "steps_per_call": steps,
                        "setup_seconds": 0.01, "canary": {"baseline_seconds": 0.004, "kept": "clean"},
-                       "disturbance": load or {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0}},
+                       "disturbance": load or {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0},
+                       "timed_window": [0.25, 0.75]},
             "environment": {"keras_version": "3.x"}}
 
 
@@ -171,7 +185,7 @@ def test_the_first_worker_calibrates_and_every_later_worker_reuses_its_steps():
     assert r["workers"][0] == {"value": 100.0, "samples": [100.0], "status": "ok", "disturbed": False,
                                "steps_per_call": 11, "setup_seconds": 0.01, "reference_seconds": 0.004,
                                "disturbance": {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0},
-                               "window": [0.0, 1.0]}
+                               "window": [0.0, 1.0], "timed_window": [0.25, 0.75]}
 
 
 def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_reruns_once():

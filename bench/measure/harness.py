@@ -128,6 +128,10 @@ class Timing:
     wanted: int  # clean repeats the protocol asked for
     warmup_seconds: float = 0.0
     calibration: tuple[tuple[int, float], ...] = ()  # (steps, seconds) trials; () = fixed work given
+    # Wall-clock (unix s) start and end of the timed repeats: what a disturbance
+    # must overlap to move the figure (the worker's `window` also spans imports,
+    # data, compile and calibration).
+    timed_window: tuple[float, float] | None = None
 
     def __post_init__(self):
         if not self.repeats:
@@ -180,6 +184,7 @@ class Timing:
                 "kept": "clean" if len(self.clean) >= self.wanted else "all",
             },
             "disturbance": disturbance.summarise([r.load for r in self.repeats if r.load is not None]),
+            **({"timed_window": [round(t, 3) for t in self.timed_window]} if self.timed_window else {}),
         }
 
 
@@ -290,13 +295,15 @@ def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _C
 
 
 def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock = time.perf_counter,
-              canary: Canary | None = None, steps: int | None = None, probe: Probe | None = None) -> Timing:
+              canary: Canary | None = None, steps: int | None = None, probe: Probe | None = None,
+              wall: Clock = time.time) -> Timing:
     """Warm up, calibrate and time `run` (already compiled by a first call).
 
     `samples_per_step` is the batch size: throughput = steps * batch / seconds.
     `steps` given (protocol 2's fixed work, calibrated by the series' first
     worker): no calibration, every repeat does exactly that work. `probe`
-    (disturbance.snapshot) is read around every timed call.
+    (disturbance.snapshot) is read around every timed call; `wall` (unix s)
+    dates the timed repeats, for Timing.timed_window.
     """
     canaries = _Canaries(canary or numpy_canary(clock=clock))
     warmup = time_call(lambda: run(protocol.warmup_steps), clock) if protocol.warmup_steps else 0.0
@@ -307,10 +314,12 @@ def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock 
         if steps < 1:
             raise ValueError(f"benchmark: steps is {steps!r}; expected a positive integer (the fixed work)")
         trials = ()
+    started = wall()
     repeats = measure(run, steps, protocol, clock, canaries, probe)
     return Timing(steps=steps, samples_per_step=samples_per_step, repeats=repeats,
                   canary_baseline=canaries.baseline, canary_tolerance=protocol.canary_tolerance,
-                  wanted=protocol.repeats, warmup_seconds=warmup, calibration=trials)
+                  wanted=protocol.repeats, warmup_seconds=warmup, calibration=trials,
+                  timed_window=(started, wall()))
 
 
 def spread(values: Mapping[str, float] | list[float]) -> float:

@@ -142,7 +142,7 @@ def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, r
     else:
         r = payload["result"]
         e = {"value": r["value"], "samples": list(r.get("samples", [])), "status": "ok", "disturbed": False}
-        for k in ("steps_per_call", "setup_seconds", "disturbance"):
+        for k in ("steps_per_call", "setup_seconds", "disturbance", "timed_window"):
             if k in r:
                 e[k] = r[k]
         if "canary" in r:  # the interleaved reference workload: this process's fastest canary

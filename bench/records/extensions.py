@@ -57,6 +57,11 @@ def _numbers(v: Any) -> bool:
     return isinstance(v, list) and all(_number()(x) for x in v)
 
 
+def _span(v: Any) -> bool:
+    """[start, end], unix seconds, start <= end."""
+    return _numbers(v) and len(v) == 2 and v[0] <= v[1]
+
+
 # field -> (check, expected form), for run, environment and each result.
 RUN: Mapping[str, tuple[Check, str]] = {
     "protocol": (lambda v: isinstance(v, dict) and _string(v.get("name")) and _integer(1)(v.get("version")),
@@ -83,6 +88,7 @@ WORKER: Mapping[str, tuple[Check, str]] = {
     "disturbed": (_bool, "true or false"),
     "calibration": (_bool, "true or false"),
     "alone": (_bool, "true or false"),
+    "timed_window": (_span, "[start, end] in unix seconds, start <= end"),
     "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
               'an object {"kind": str, "message": str}'),
 }

@@ -111,6 +111,9 @@ CASES = {
                                "field environment.keras_source is 5", "skipped"),
     "workers_is_string": (text(edit(**{"results.0.workers": "many"})), "refused",
                           "field results[0].workers is 'many'", "skipped"),
+    "timed_window_backwards": (text(edit(**{"results.0.workers": [
+        {"value": 1000.0, "samples": [1000.0], "status": "ok", "disturbed": False, "timed_window": [5.0, 1.0]}]})),
+        "refused", "field results[0].workers[0].timed_window is [5.0, 1.0]", "skipped"),
     "latency_p50_is_string": (text(edit(**{"results.0.latency": {"p50_ms": "fast"}})), "refused",
                               "field results[0].latency.p50_ms is 'fast'", "skipped"),
     "memory_negative_bytes": (text(edit(**{"results.0.memory": {"host_peak_bytes": -1}})), "refused",
