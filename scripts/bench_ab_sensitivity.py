@@ -29,12 +29,12 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 import random
 import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from types import MappingProxyType
 

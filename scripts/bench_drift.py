@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     backends.omp_threads(args.threads)  # before numpy loads its BLAS pool
     import numpy as np
 
-    from bench.measure import harness
+    from bench.measure import disturbance, harness
     from bench.measure.workloads import data, get
 
     backend = backends.get(args.backend)
@@ -62,14 +62,15 @@ def main(argv=None) -> int:
 
     def model_rate() -> dict:
         """The model's samples per wall second and per CPU second (the process's, all threads),
-        and the share of the machine's ticks the hypervisor stole meanwhile."""
-        s0, c0, t0, calls = _steal(), time.process_time(), time.perf_counter(), 0
-        while time.perf_counter() - t0 < args.seconds:
+        and the share of the machine's ticks the hypervisor stole meanwhile (the harness's
+        own disturbance probe)."""
+        start, calls = disturbance.snapshot(), 0
+        while time.perf_counter() - start.wall < args.seconds:
             backend.sync(model.predict_on_batch(x))
             calls += 1
-        wall, cpu, (stolen, ticks) = time.perf_counter() - t0, time.process_time() - c0, _steal()
-        return {"model": calls * len(x) / wall, "model_cpu": calls * len(x) / cpu,
-                "steal": (stolen - s0[0]) / max(1, ticks - s0[1])}
+        window = disturbance.between(start, disturbance.snapshot())
+        rate = calls * len(x) / window.wall
+        return {"model": rate, "model_cpu": rate / max(window.cpu_per_wall, 1e-9), "steal": window.steal or 0.0}
 
     def timed(fn, reps: int) -> float:
         t0 = time.perf_counter()
@@ -93,7 +94,7 @@ def main(argv=None) -> int:
     mid = statistics.median(rates)
     print(f"\nkeras {keras.__version__} {args.backend} threads={n}: {len(rows)} cycles; model "
           f"min {min(rates):,.0f} median {mid:,.0f} max {max(rates):,.0f} "
-          f"(spread ±{100 * max(abs(v / mid - 1) for v in rates):.1f}%)")
+          f"(spread ±{100 * harness.spread(rates):.1f}%)")
     y = [math.log(v) for v in rates]
     _spread("model per CPU second", [r["model_cpu"] for r in rows])
     if len(rows) > 2 and len({r["steal"] for r in rows}) > 1:
@@ -104,25 +105,16 @@ def main(argv=None) -> int:
         xk = [-math.log(r[k]) for r in rows]
         corr = statistics.correlation(xk, y) if len(rows) > 2 else float("nan")
         adj = [v * r[k] for v, r in zip(rates, rows)]
-        m2 = statistics.median(adj)
         print(f"  {k:<7} correlation {corr:+.2f}; model x ref time: spread "
-              f"±{100 * max(abs(v / m2 - 1) for v in adj):.1f}%")
+              f"±{100 * harness.spread(adj):.1f}%")
     return 0
 
 
-def _steal() -> tuple[int, int]:
-    """(steal ticks, all ticks) of the machine from /proc/stat; (0, 0) where there is none."""
-    try:
-        fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    except (OSError, ValueError):
-        return 0, 0
-    return (fields[7] if len(fields) > 7 else 0), sum(fields)
-
-
 def _spread(name: str, values: list[float]) -> None:
-    mid = statistics.median(values)
-    print(f"  {name}: min {min(values):,.0f} median {mid:,.0f} max {max(values):,.0f} "
-          f"(spread ±{100 * max(abs(v / mid - 1) for v in values):.1f}%)")
+    from bench.measure.harness import spread  # bench imports wait until main set the thread pools
+
+    print(f"  {name}: min {min(values):,.0f} median {statistics.median(values):,.0f} max {max(values):,.0f} "
+          f"(spread ±{100 * spread(values):.1f}%)")
 
 
 if __name__ == "__main__":

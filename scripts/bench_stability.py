@@ -184,13 +184,13 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> HogSco
         if key not in quiet:
             continue
         move = r["value"] / quiet[key]["value"] - 1
-        shares = [(w, hogged_share(w.get("timed_window") or w["window"], window)) for w in r["workers"]
-                  if w.get("window") and w["status"] == "ok" and not w.get("rerun")]
+        ok = [(w, hogged_share(w.get("timed_window") or w["window"], window)) for w in r["workers"]
+              if w.get("window") and w["status"] == "ok"]
+        shares = [(w, share) for w, share in ok if not w.get("rerun")]  # the first round
         hit = [w for w, share in shares if share >= 0.5]
         grazed = [w for w, share in shares if 0 < share < 0.5]
         # every clean worker, reruns too, whose timed repeats the hog never reached
-        untouched = [w["value"] for w in r["workers"] if w.get("window") and w["status"] == "ok"
-                     and not w["disturbed"] and hogged_share(w.get("timed_window") or w["window"], window) == 0]
+        untouched = [w["value"] for w, share in ok if share == 0 and not w["disturbed"]]
         in_run = unprotected = 0.0
         if untouched:
             base = statistics.median(untouched)

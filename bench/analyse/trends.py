@@ -236,10 +236,7 @@ def find_change(x: Sequence[float], t: Trends, sign: float = 1.0):
         found = _candidate(x, c, t, sign)
         if found is not None and (best is None or found[0] < best[0]):
             best = found
-    if best is None:
-        return None
-    _, c, lb, la, sigma = best
-    return c, lb, la, sigma
+    return best[1:] if best is not None else None
 
 
 def _candidate(x, c, t: Trends, sign):

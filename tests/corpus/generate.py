@@ -13,10 +13,11 @@ from __future__ import annotations
 import json
 import math
 import random
+from functools import lru_cache
 from pathlib import Path
 from statistics import median
 
-from bench.analyse.trends import BASELINE, MEDIAN_SE, VISITS
+from bench.analyse.trends import BASELINE, MEDIAN_SE, VISITS, _offs_allowed
 from bench.config import Trends
 
 OUT = Path(__file__).with_name("series.json")
@@ -219,7 +220,7 @@ def _real(rng, n: int, scale: float = 1.0, calm_tail: int = 2, max_sigma: float 
 def _real_drawn(rng, n: int, scale: float = 1.0, calm_tail: int = 2,
                 max_sigma: float = 1.0) -> tuple[list[float], float]:
     """_real, and the drawn series' sigma times `scale` (the block's noise)."""
-    pool = [s for s in json.loads(REAL_NOISE.read_text())["series"] if s["sigma"] <= max_sigma]
+    pool = [s for s in _real_series(REAL_NOISE) if s["sigma"] <= max_sigma]
     while True:
         s = rng.choice(pool)
         r = s["residuals"]
@@ -231,6 +232,12 @@ def _real_drawn(rng, n: int, scale: float = 1.0, calm_tail: int = 2,
                 and not _has_step(r[i:i + n], s["sigma"])
                 and not _drifted([math.exp(v) for v in r[i:i + n]], set(), s["sigma"])):
             return block, s["sigma"] * scale
+
+
+@lru_cache(maxsize=2)
+def _real_series(path: Path) -> tuple[dict, ...]:
+    """The real residual series in `path`, read once (thousands of blocks are drawn)."""
+    return tuple(json.loads(path.read_text())["series"])
 
 
 def _has_step(r, sigma: float) -> bool:
@@ -263,7 +270,7 @@ def _new_level(before: list[float], after: list[float], sigma: float, shift: flo
     values do not support, whatever rule reads them."""
     at = sum(abs(v) <= 3 * sigma for v in after)
     visits = sum(abs(v - shift) <= abs(shift) / 2 for v in before[-BASELINE:])
-    return (at >= CONFIRM and len(after) - at <= max(1, len(after) // 4)
+    return (at >= CONFIRM and len(after) - at <= _offs_allowed(len(after))
             and visits <= VISITS * len(before[-BASELINE:]))
 
 
