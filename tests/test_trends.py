@@ -258,3 +258,16 @@ def test_dips_before_a_young_step_are_not_its_level():
     # the same step confirmed by a third night is Regressed, dips or not
     assert status(MID + [724.0, 620.0, 1004.0, 506.0, 510.0, 503.0]).status == "Regressed"
     assert status(MID + [506.0, 510.0, 503.0]).status == "Regressed"
+
+
+@pytest.mark.parametrize("tail, expected", [
+    # a night since a slowdown back up at the old level: dips are only ever
+    # slower, so the "new level" is a dip and a return, not a level yet
+    ([920.0, 925.0, 995.0, 918.0, 921.0], "Watch"),
+    # an off night part-way back (+4.6 % after -8 %) is still just off
+    ([920.0, 925.0, 962.0, 918.0, 921.0], "Regressed"),
+    # under a speed-up a night at the old level may be a dip: still Faster
+    ([1085.0, 1090.0, 1000.0, 1082.0, 1088.0], "Faster"),
+])
+def test_a_night_back_up_at_the_old_level_unmakes_a_slowdown(tail, expected):
+    assert status(MID + tail).status == expected
