@@ -91,12 +91,10 @@ def main(argv=None) -> int:
               f"({row['model_cpu']:>9,.0f}/cpu s, steal {100 * row['steal']:.1f}%)  "
               + "  ".join(f"{k} {1000 * row[k]:.2f} ms" for k in refs), flush=True)
     rates = [r["model"] for r in rows]
-    mid = statistics.median(rates)
     print(f"\nkeras {keras.__version__} {args.backend} threads={n}: {len(rows)} cycles; model "
-          f"min {min(rates):,.0f} median {mid:,.0f} max {max(rates):,.0f} "
-          f"(spread ±{100 * harness.spread(rates):.1f}%)")
+          + _range(rates, harness.spread))
     y = [math.log(v) for v in rates]
-    _spread("model per CPU second", [r["model_cpu"] for r in rows])
+    print("  model per CPU second: " + _range([r["model_cpu"] for r in rows], harness.spread))
     if len(rows) > 2 and len({r["steal"] for r in rows}) > 1:
         print(f"  steal share {100 * min(r['steal'] for r in rows):.1f}–"
               f"{100 * max(r['steal'] for r in rows):.1f}%; correlation with log(model) "
@@ -110,11 +108,11 @@ def main(argv=None) -> int:
     return 0
 
 
-def _spread(name: str, values: list[float]) -> None:
-    from bench.measure.harness import spread  # bench imports wait until main set the thread pools
-
-    print(f"  {name}: min {min(values):,.0f} median {statistics.median(values):,.0f} max {max(values):,.0f} "
-          f"(spread ±{100 * spread(values):.1f}%)")
+def _range(values: list[float], spread) -> str:
+    """min, median, max and spread (harness.spread, passed in: bench modules load
+    only once main has set the thread pools)."""
+    return (f"min {min(values):,.0f} median {statistics.median(values):,.0f} max {max(values):,.0f} "
+            f"(spread ±{100 * spread(values):.1f}%)")
 
 
 if __name__ == "__main__":

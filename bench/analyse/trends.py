@@ -141,8 +141,8 @@ def assess(series: Series, newest_run: datetime, t: Trends) -> Assessment:
         status = "Faster" if la > lb else "Regressed"
         return Assessment(status, Change(tail_start + index, before, after, after / before - 1),
                           level=after, noise=noise)
-    level, _ = level_noise(x[-t.window:])
-    _, noise = level_noise(x[-BASELINE:])
+    level = dip_level(x[-t.window:])
+    noise, _ = _noise_kept(x[-BASELINE:])
     status = "Watch" if is_watch(x, t) else "Steady"
     return Assessment(status, level=math.exp(sign * level), noise=noise)
 
@@ -154,7 +154,7 @@ def level_noise(xs: Sequence[float]) -> tuple[float, float]:
     a third of the nights, and drag both. The upper side of the median sees
     jitter only, so it gives a first sigma; points more than DIP_SIGMAS of
     those below the median are dips; the median of the rest is the level and
-    the Qn of the nights left by a clip at least as wide (_level_noise_kept)
+    the Qn of the nights left by a clip at least as wide (_noise_kept)
     the noise (sigma ~ a fraction of the level, since these are logs).
 
     Why that wider clip, BASELINE 36 and _back_up (measured together with
@@ -183,28 +183,40 @@ def level_noise(xs: Sequence[float]) -> tuple[float, float]:
     18 right fewer, and an 8 % step at 2 % noise in the committed corpus read
     Steady).
     """
-    m, sigma, _ = _level_noise_kept(xs)
-    return m, sigma
+    return dip_level(xs), _noise_kept(xs)[0]
 
 
-def _level_noise_kept(xs: Sequence[float]) -> tuple[float, float, int]:
-    """level_noise, plus how many points (dips left out) the sigma rests on.
-
-    The level and the sigma clip the dips with different first sigmas. The
-    level's clip uses the upper half's sigma alone, which the dips never
+def dip_level(xs: Sequence[float]) -> float:
+    """The level of log values: the median of the nights left once the dips
+    are clipped at DIP_SIGMAS of the upper half's sigma, which the dips never
     reach, so a window crowded with dips (half its nights, as in a 10-night
-    window) still finds its level. That sigma, from half the nights, is
-    itself noisy: when it came out low, its clip cut plain noise off the
-    lower side and the Qn of what was left read 3.6 % on a flat series at
-    8 % noise (a false Regressed). So the sigma's clip is never tighter than
-    the Qn of all the nights; with few dips that is close to the noise, and
-    with many it keeps more nights than the level's clip would (measured, a
-    Watch read Steady when the level used this wider clip too)."""
+    window) still finds its level."""
+    m, s = _upper_sigma(xs)
+    return median(_undipped(xs, m, s))
+
+
+def _noise_kept(xs: Sequence[float]) -> tuple[float, int]:
+    """The noise of log values (level_noise's sigma), and how many nights
+    (dips left out) it rests on.
+
+    Its dip clip is never tighter than the Qn of all the nights. The upper
+    half's sigma, from half the nights, is itself noisy: when it came out
+    low, a clip at it cut plain noise off the lower side and the Qn of what
+    was left read 3.6 % on a flat series at 8 % noise (a false Regressed).
+    With few dips the Qn of all is close to the noise; with many it keeps
+    more nights than dip_level's clip (measured, a Watch read Steady when the
+    level used this wider clip too)."""
+    m, s = _upper_sigma(xs)
+    keep = _undipped(xs, m, max(s, qn_sigma(xs)))
+    return qn_sigma(keep), len(keep)
+
+
+def _upper_sigma(xs: Sequence[float]) -> tuple[float, float]:
+    """(median, a first sigma from the MAD of the points above it): the
+    upper side sees jitter only, never a dip."""
     m = median(xs)
     up = [v - m for v in xs if v > m]
-    s = MAD_TO_SIGMA * median(up) if up else 0.0
-    keep = _undipped(xs, m, max(s, qn_sigma(xs)))
-    return median(_undipped(xs, m, s)), qn_sigma(keep), len(keep)
+    return m, (MAD_TO_SIGMA * median(up) if up else 0.0)
 
 
 def _undipped(xs: Sequence[float], m: float, s: float) -> list[float]:
@@ -277,7 +289,8 @@ def find_change(x: Sequence[float], t: Trends, sign: float = 1.0):
 def _candidate(x, c, t: Trends, sign):
     after = x[c:]
     base = x[max(0, c - BASELINE):c]
-    lb, sigma, kept = _level_noise_kept(base)
+    lb = dip_level(base)
+    sigma, kept = _noise_kept(base)
     if kept < t.min_points:
         return None  # an old level needs as many nights as a status does (New)
     la = median(after)
@@ -415,7 +428,7 @@ def is_watch(x: Sequence[float], t: Trends) -> bool:
     window crowded with dips does not move it)."""
     if len(x) < t.min_points:
         return False
-    recent, _ = level_noise(x[-(t.window + 2):-2])
+    recent = dip_level(x[-(t.window + 2):-2])
     longer, sigma = level_noise(x[-(BASELINE + 2):-2])
     width = band(sigma, t)
     sides = set()
@@ -441,6 +454,6 @@ def watched(values: Sequence[float], t: Trends) -> tuple[float, float] | None:
     in the value's unit: after/before - 1). None with too few points."""
     if len(values) < 3:
         return None
-    level, _ = level_noise([math.log(v) for v in values[-(t.window + 2):-2]])
+    level = dip_level([math.log(v) for v in values[-(t.window + 2):-2]])
     newest = median(math.log(v) for v in values[-2:])
     return math.exp(level), math.exp(newest - level) - 1
