@@ -80,6 +80,9 @@ class Device:
     env: Mapping[str, str]
     threads: int | None = None  # compute threads per worker (every backend's own setting)
     cpus: tuple[int, ...] | None = None  # CPU ids the workers are pinned to (sched_setaffinity)
+    # A frozen keras-nightly version run beside each night (bench run --reference;
+    # README "The reference build"): None runs the nightly alone.
+    reference: str | None = None
 
     def install_spec(self, backend: Backend) -> tuple[str, ...]:
         """What pip installs for `backend` on this device (its override wins)."""
@@ -236,7 +239,8 @@ def _backend(c: "_Checker", label: str, raw: Any) -> Backend:
 def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]) -> Device:
     key = f"devices.{label}"
     m = c.mapping(raw, key)
-    c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env", "threads", "cpus"})
+    c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env", "threads", "cpus",
+                          "reference"})
     names = c.labels(m.get("backends"), f"{key}.backends")
     for b in names:
         if b not in backends:
@@ -266,7 +270,20 @@ def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]
         env=MappingProxyType({str(k): str(v) for k, v in env.items()}),
         threads=c.pos_int(m["threads"], f"{key}.threads") if "threads" in m else None,
         cpus=_cpus(c, m["cpus"], f"{key}.cpus") if "cpus" in m else None,
+        reference=_version(c, m["reference"], f"{key}.reference") if m.get("reference") is not None else None,
     )
+
+
+# What scripts/install-backend.sh accepts as BENCH_KERAS_VERSION.
+VERSION = re.compile(r"[0-9][0-9A-Za-z.+!-]*")
+
+
+def _version(c: "_Checker", v: Any, key: str) -> str:
+    """`reference: 3.13.0.dev2026110103`: a keras-nightly version (YAML may
+    read a short one as a number, so it must be quoted then)."""
+    if not isinstance(v, str) or not VERSION.fullmatch(v):
+        c.fail(key, v, "a keras-nightly version in quotes, such as '3.13.0.dev2026110103'")
+    return v
 
 
 def _cpus(c: "_Checker", v: Any, key: str) -> tuple[int, ...]:

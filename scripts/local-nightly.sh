@@ -7,8 +7,13 @@
 #   .local/data.git          a bare git repo: the local stand-in for the remote
 #   .local/data/             a checkout of its data branch (what `--data` reads)
 #   .local/site/             the dashboard, ready for GitHub Pages
+#   .local/reference-venv/   with BENCH_REFERENCE only (below)
 #
 # Options go to `bench run`, e.g. `bash scripts/local-nightly.sh --backend jax`.
+# BENCH_REFERENCE=<keras-nightly version> also installs that frozen build with
+# the same backends into .local/reference-venv (scripts/install-reference.sh;
+# its log is .local/install-reference.json) and runs it beside the nightly,
+# `bench run --reference`; when it fails to install, the nightly runs alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,8 +24,17 @@ stamp=$(date -u +%Y%m%dT%H%M%SZ)
 runs=.local/runs/$stamp
 mkdir -p "$runs"
 
+reference=()
+if [ -n "${BENCH_REFERENCE:-}" ]; then
+  echo "== reference keras-nightly==$BENCH_REFERENCE -> .local/reference-venv" >&2
+  BENCH_REFERENCE_VENV="$PWD/.local/reference-venv" BENCH_REFERENCE_INSTALL_LOG=.local/install-reference.json \
+    BENCH_INSTALL="-r requirements/local.txt" BENCH_PLUGINS="-r requirements/plugins.txt" \
+    bash scripts/install-reference.sh >&2
+  [ -x .local/reference-venv/bin/python ] && reference=(--reference "$PWD/.local/reference-venv/bin/python")
+fi
+
 echo "== bench run (device local-cpu, quick) -> $runs" >&2
-"$PY" -m bench run --device local-cpu --quick --out "$runs" "$@"
+"$PY" -m bench run --device local-cpu --quick --out "$runs" ${reference[@]+"${reference[@]}"} "$@"
 
 echo "== bench publish -> .local/data.git ($BRANCH)" >&2
 [ -d .local/data.git ] || git init --quiet --bare .local/data.git

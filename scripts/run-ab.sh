@@ -38,10 +38,11 @@ if [[ -x "$a_py" && -x "$b_py" ]] && "$a_py" -m bench run --help 2>/dev/null | g
     ${extra[@]+"${extra[@]}"} --ab "$a_py" "$b_py"
 else
   echo "run-ab: A then B, one bench run each (no bench run --ab here)" >&2
-  BENCH_KERAS_REF="" BENCH_VENV="$venv_a" BENCH_OUT="$ab/base" BENCH_INSTALL_LOG="$ab/install-nightly.json" \
-    bash "$here/run-bench.sh"
-  BENCH_KERAS_REF="$ref" BENCH_VENV="$venv_b" BENCH_OUT="$ab/head" BENCH_INSTALL_LOG="$ab/install-ref.json" \
-    bash "$here/run-bench.sh"
+  # An A/B compares two builds already: never a reference build beside them.
+  BENCH_REFERENCE="" BENCH_KERAS_REF="" BENCH_VENV="$venv_a" BENCH_OUT="$ab/base" \
+    BENCH_INSTALL_LOG="$ab/install-nightly.json" bash "$here/run-bench.sh"
+  BENCH_REFERENCE="" BENCH_KERAS_REF="$ref" BENCH_VENV="$venv_b" BENCH_OUT="$ab/head" \
+    BENCH_INSTALL_LOG="$ab/install-ref.json" bash "$here/run-bench.sh"
 fi
 
 # The comparison, with whichever environment has bench's requirements.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Run one backend's benchmarks on this device with the job's virtual
-# environment: `python -m bench run`, one record written into BENCH_OUT.
+# environment: `python -m bench run`, one record written into BENCH_OUT (two
+# with a reference build: the reference's and this build's).
 #
 # A benchmark job step (nightly.yml, pr-bench.yml); runs the same locally.
 # Inputs from the environment (extra arguments go to `bench run`, e.g. --quick):
@@ -14,6 +15,13 @@
 #                                when a pinned nightly was: the record says keras_source
 #                                git / pinned and never becomes a point
 #   BENCH_NIGHT                  the night the run is for (run.night; scripts/night.py)
+#   BENCH_REFERENCE              the device's reference build (matrix.reference, nightly.yml
+#                                only), and BENCH_REFERENCE_VENV the virtual environment
+#                                install-reference.sh made for it (default .bench-reference-venv):
+#                                when both are there (its bin/python executable) the run is
+#                                `bench run --reference <its python>`, the reference's workers
+#                                beside this build's and one record each; without a reference,
+#                                or when its install failed (no venv), this build runs alone
 # When the job's set-up failed so that bench itself cannot run (no virtual
 # environment: the runner's prerequisites, the venv or bench's own
 # requirements failed; the install log says which), the record is written by
@@ -48,6 +56,8 @@ elif [[ -n "${BENCH_KERAS_VERSION:-}" ]]; then
   args+=(--keras-source pinned)
 fi
 [[ -n "${BENCH_INSTALL_LOG:-}" && -f "$BENCH_INSTALL_LOG" ]] && args+=(--install-log "$BENCH_INSTALL_LOG")
+reference_python="${BENCH_REFERENCE_VENV:-.bench-reference-venv}/bin/python"
+[[ -n "${BENCH_REFERENCE:-}" && -x "$reference_python" ]] && args+=(--reference "$reference_python")
 
 mkdir -p "$BENCH_OUT"
 exec "$python" -m bench ${args[@]+"${args[@]}"} ${1+"$@"}

@@ -32,9 +32,9 @@ def skipped(model: str, mode: str, message: str = "not supported") -> dict:
 def make_record(results: Iterable[dict], *, backend: str = "jax", device: str = "local-cpu",
                 keras_backend: str | None = None, started_at: datetime = T0, run_id: str | None = None,
                 attempt: int = 1, event: str = "schedule", keras_version: str = "3.16.0.dev2026110102",
-                environment: dict | None = None, url: str | None = None) -> RunRecord:
+                environment: dict | None = None, url: str | None = None, run: dict | None = None) -> RunRecord:
     run = {"id": run_id or f"{int(started_at.timestamp())}", "attempt": attempt, "event": event,
-           "started_at": format_time(started_at)}
+           "started_at": format_time(started_at), **(run or {})}
     if url:
         run["url"] = url
     env = {"keras_version": keras_version, "keras_source": "nightly"}

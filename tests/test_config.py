@@ -45,6 +45,10 @@ def _raw():
     (lambda r: r["devices"]["apple-m4"].update(install={"jax": ["jax[metal]"]}),
      "key 'devices.apple-m4.install' names 'jax'; expected one of this device's backends "
      "(devices.apple-m4.backends): mlx"),
+    (lambda r: r["devices"]["local-cpu"].update(reference=3.13),
+     "key 'devices.local-cpu.reference' is 3.13; expected a keras-nightly version in quotes"),
+    (lambda r: r["devices"]["local-cpu"].update(reference="3.13; rm -rf /"),
+     "key 'devices.local-cpu.reference' is '3.13; rm -rf /'"),
 ])
 def test_malformed_config_is_refused_with_key_and_form(mutate, message):
     raw = _raw()
@@ -57,3 +61,14 @@ def test_malformed_config_is_refused_with_key_and_form(mutate, message):
 def test_unknown_label_lists_valid_ones():
     with pytest.raises(config.ConfigError, match="unknown backend 'jaxx'; expected one of: jax, torch"):
         config.load().backend("jaxx")
+
+
+def test_a_device_reference_build_reaches_the_matrix():
+    from bench.ci.matrix import build_matrix
+
+    raw = _raw()
+    raw["devices"]["ryzen-5800x3d"]["reference"] = "3.13.0.dev2026110103"
+    cfg = config.parse(raw, "benchmarks.yaml")
+    assert cfg.device("ryzen-5800x3d").reference == "3.13.0.dev2026110103"
+    assert {e.device: e.to_json()["reference"] for e in build_matrix(cfg)}["ryzen-5800x3d"] == "3.13.0.dev2026110103"
+    assert {e.to_json()["reference"] for e in build_matrix(config.load())} == {""}  # none shipped: opt-in

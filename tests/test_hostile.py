@@ -140,7 +140,9 @@ def test_publish_takes_the_good_refuses_the_rest_one_line_each(tmp_path, capsys,
     assert f"{len(refused)} of {len(refused) + len(ADDED)} record file(s) refused" in err
     on_branch = subprocess.run(["git", "--git-dir", str(bare), "ls-tree", "-r", "--name-only", "gh-pages"],
                                capture_output=True, text=True, check=True).stdout.split()
-    assert sorted(on_branch) == sorted(f"runs/2026/11/30/jax--dev-{n.replace('_', '-')}--4242-1.json" for n in ADDED)
+    run_ids = {"reference_side_of_its_run": "4242-b"}  # a side of run 4242 (bench run --reference)
+    assert sorted(on_branch) == sorted(f"runs/2026/11/30/jax--dev-{n.replace('_', '-')}--{run_ids.get(n, '4242')}-1.json"
+                                       for n in ADDED)
     assert out.count("added ") == len(ADDED)
     table = summary.read_text(encoding="utf-8")
     assert table.count("\n| ") == len(refused) + 1  # header + one row per refusal

@@ -36,7 +36,7 @@ def test_entry_carries_runner_labels_keras_backend_and_device_install_override()
         "device": "rtx-5070-ti", "backend": "torch", "keras_backend": "torch",
         "runs_on": ["self-hosted", "linux", "x64", "rtx-5070-ti"],
         "install": "torch --index-url https://download.pytorch.org/whl/cu128", "plugins": "",
-        "models": ",".join(config.load().models), "modes": ",".join(config.load().modes),
+        "models": ",".join(config.load().models), "modes": ",".join(config.load().modes), "reference": "",
     }
     mlx_main = by["apple-m4-cpu", "mlx-main"].to_json()
     assert mlx_main["keras_backend"] == "mlx"
@@ -100,7 +100,7 @@ def test_cli_reads_another_config(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out)["include"] == [{
         "device": "box", "backend": "numpy", "keras_backend": "numpy",
         "runs_on": ["self-hosted", "box"], "install": "", "plugins": "",
-        "models": ",".join(raw["models"]), "modes": ",".join(raw["modes"])}]
+        "models": ",".join(raw["models"]), "modes": ",".join(raw["modes"]), "reference": ""}]
 
 
 @pytest.mark.parametrize("changed, expected", [

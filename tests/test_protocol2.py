@@ -413,7 +413,7 @@ def test_bench_run_ab_runs_a_duet_on_cpu_halves_or_says_why_it_runs_turns(monkey
     from bench.commands import run as run_cmd
 
     device = config.Device("box", (), (), "cpu", True, {}, {}, threads=4, cpus=None)
-    args = SimpleNamespace(ab=("/a/python", "/b/python"), ab_mode="duet")
+    args = SimpleNamespace(ab=("/a/python", "/b/python"), reference=None, ab_mode="duet")
     monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1, 2, 3})
     narrowed, pair = run_cmd._duet(args, device)
     assert pair == ((0, 1), (2, 3)) and narrowed.threads == 2
@@ -424,8 +424,8 @@ def test_bench_run_ab_runs_a_duet_on_cpu_halves_or_says_why_it_runs_turns(monkey
     monkeypatch.setattr(run_cmd, "_available_cpus", lambda: None)  # macOS: no sched_setaffinity
     assert run_cmd._duet(args, device) == (device, None)
     assert "this platform cannot pin CPUs" in capsys.readouterr().err
-    assert run_cmd._duet(SimpleNamespace(ab=args.ab, ab_mode="turns"), device) == (device, None)
-    assert run_cmd._duet(SimpleNamespace(ab=None, ab_mode="duet"), device) == (device, None)
+    assert run_cmd._duet(SimpleNamespace(ab=args.ab, reference=None, ab_mode="turns"), device) == (device, None)
+    assert run_cmd._duet(SimpleNamespace(ab=None, reference=None, ab_mode="duet"), device) == (device, None)
 
 
 def test_bench_run_ab_auto_runs_a_duet_on_a_cpu_device_and_turns_on_a_gpu(monkeypatch, capsys):
@@ -434,13 +434,17 @@ def test_bench_run_ab_auto_runs_a_duet_on_a_cpu_device_and_turns_on_a_gpu(monkey
     from bench.commands import run as run_cmd
 
     monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1})
-    auto = SimpleNamespace(ab=("/a/python", "/b/python"), ab_mode="auto")
+    auto = SimpleNamespace(ab=("/a/python", "/b/python"), reference=None, ab_mode="auto")
     cpu = config.Device("box", (), (), "cpu", True, {}, {}, threads=1)
     gpu = config.Device("rtx", (), (), "gpu", False, {}, {})
     assert run_cmd._duet(auto, cpu) == (cpu, ((0,), (1,)))
     assert run_cmd._duet(auto, gpu) == (gpu, None)
     assert "runs in turns on gpu device rtx: a duet would share its one accelerator" in capsys.readouterr().err
-    assert run_cmd._duet(SimpleNamespace(ab=auto.ab, ab_mode="duet"), gpu)[1] == ((0,), (1,))
+    assert run_cmd._duet(SimpleNamespace(ab=auto.ab, reference=None, ab_mode="duet"), gpu)[1] == ((0,), (1,))
+    # a reference build beside the nightly is paired the same way
+    beside = SimpleNamespace(ab=None, reference="/r/python", ab_mode="auto")
+    assert run_cmd._duet(beside, cpu) == (cpu, ((0,), (1,))) and run_cmd._duet(beside, gpu) == (gpu, None)
+    assert "bench run: --reference runs in turns on gpu device rtx" in capsys.readouterr().err
 
 
 # -- what was timed ------------------------------------------------------------

@@ -214,6 +214,37 @@ def test_bench_jobs_run_on_the_matrix_runner_read_only_and_upload_a_unique_artif
     assert "bash scripts/install-backend.sh" in runs and "bash scripts/run-bench.sh" in runs
 
 
+def _job_paths(name):
+    """NAME's value from scripts/job-paths.sh, as a workflow step writes it ($RUNNER_TEMP/...)."""
+    out = subprocess.run(["sh", str(ROOT / "scripts" / "job-paths.sh")], capture_output=True, text=True,
+                         check=True, env={**os.environ, "RUNNER_TEMP": "/nonexistent/rt"}).stdout
+    (value,) = [line.split("=", 1)[1] for line in out.splitlines() if line.startswith(name + "=")]
+    return value.replace("/nonexistent/rt", "$RUNNER_TEMP")
+
+
+def test_nightly_installs_the_devices_reference_build_beside_the_nightly_and_removes_it():
+    job = _load(WORKFLOWS / "nightly.yml")["jobs"]["bench"]
+    assert job["env"]["BENCH_REFERENCE"] == "${{ matrix.reference }}"
+    runs = [s.get("run", "") for s in job["steps"]]
+    install = runs.index("bash scripts/install-backend.sh")
+    # After the nightly's own install (skipped when that failed), before the benchmark.
+    assert runs[install + 1:install + 3] == ["bash scripts/install-reference.sh", "bash scripts/run-bench.sh"]
+    assert job["steps"][install + 1].get("if") is None
+    assert _job_paths("BENCH_REFERENCE_VENV") == "$RUNNER_TEMP/bench-reference-venv"
+    assert f'"{_job_paths("BENCH_REFERENCE_VENV")}"' in runs[-1].split()
+
+
+@pytest.mark.parametrize("name", ["pr-bench.yml", "keras-ref.yml", "bisect.yml"])
+def test_ab_workflows_never_install_or_pass_a_reference_build(name):
+    # They compare two builds already; run-bench.sh adds --reference only with BENCH_REFERENCE set.
+    data = _load(WORKFLOWS / name)
+    envs = [data.get("env", {})] + [job.get("env", {}) for _, job in _jobs(data)] + \
+        [step.get("env", {}) for _, step in _steps(data)]
+    assert [k for env in envs for k in env if k.startswith("BENCH_REFERENCE")] == []
+    assert not any("install-reference" in step.get("run", "") for _, step in _steps(data))
+    assert "matrix.reference" not in (WORKFLOWS / name).read_text()
+
+
 def test_nightly_triggers_and_dispatch_inputs():
     on = _load(WORKFLOWS / "nightly.yml")["on"]
     assert set(on) == {"schedule", "workflow_dispatch"}
@@ -424,7 +455,8 @@ def test_the_night_starts_when_the_nightly_is_scheduled():
 
 
 # Scripts that run on the self-hosted runners: macOS ships bash 3.2.
-RUNNER_SCRIPTS = ["job-paths.sh", "check-runner.sh", "install-backend.sh", "run-bench.sh", "run-ab.sh"]
+RUNNER_SCRIPTS = ["job-paths.sh", "check-runner.sh", "install-backend.sh", "install-reference.sh", "run-bench.sh",
+                  "run-ab.sh"]
 BASH4 = re.compile(r"\b(mapfile|readarray|coproc|declare -[Anlu]|local -n)\b|\$\{\w+(,,|\^\^)|&>>|\|&")
 
 

@@ -186,6 +186,148 @@ def test_install_backend_skip_install_logs_an_existing_environment(fake_python, 
     assert log["skipped_install"] is True and log["keras_version"] == "3.16.0.dev1"
 
 
+# --- install-reference.sh -------------------------------------------------
+
+REFERENCE = "3.13.0.dev2026110103"
+
+
+def _install_reference(env, tmp_path, **extra):
+    paths = {"BENCH_REFERENCE_VENV": str(tmp_path / "reference-venv"),
+             "BENCH_REFERENCE_INSTALL_LOG": str(tmp_path / "out" / "install-reference.json")}
+    # In tmp_path: a command that slipped through would leave its file there.
+    return _run(["bash", SCRIPTS / "install-reference.sh"], env={**env, **paths, **extra}, cwd=tmp_path)
+
+
+def test_install_reference_without_a_reference_does_nothing(fake_python, tmp_path):
+    env, pip_log = fake_python
+    out = _install_reference(env, tmp_path, BENCH_REFERENCE="")
+    assert out.returncode == 0 and out.stderr == ""
+    assert out.stdout == "install-reference: this device has no reference build; the nightly runs alone\n"
+    assert not pip_log.exists() and not (tmp_path / "reference-venv").exists() and not (tmp_path / "out").exists()
+
+
+def test_install_reference_installs_the_pinned_version_into_its_own_venv_and_log(fake_python, tmp_path):
+    env, pip_log = fake_python
+    # A dispatched keras_ref is for the nightly's own install: the reference stays the pinned version.
+    out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_KERAS_REF="master",
+                             BENCH_INSTALL="'jax[cpu]'", BENCH_PLUGINS="keras-mlx")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout == (f"install-reference: the reference keras-nightly=={REFERENCE} is installed in "
+                          f"{tmp_path / 'reference-venv'}\n")
+    harness, backend, plugins = pip_log.read_text().splitlines()
+    assert backend == f"install --disable-pip-version-check keras-nightly=={REFERENCE} jax[cpu]"
+    assert plugins == "install --disable-pip-version-check --no-deps keras-mlx"
+    assert os.access(tmp_path / "reference-venv" / "bin" / "python", os.X_OK)
+    log = json.loads((tmp_path / "out" / "install-reference.json").read_text())
+    assert log["ok"] is True and log["keras"] == f"keras-nightly=={REFERENCE}" and log["keras_source"] == "pinned"
+    # pip's output beside its log; the nightly's venv and install log untouched
+    assert "install-backend: wrote" in (tmp_path / "out" / "install-reference.out").read_text()
+    assert not Path(env["BENCH_VENV"]).exists() and not Path(env["BENCH_INSTALL_LOG"]).exists()
+
+
+def test_install_reference_that_fails_says_so_in_one_line_removes_its_venv_and_exits_0(fake_python, tmp_path):
+    env, pip_log = fake_python
+    out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_INSTALL="broken-backend")
+    assert out.returncode == 0 and out.stderr == ""
+    log, output = tmp_path / "out" / "install-reference.json", tmp_path / "out" / "install-reference.out"
+    assert out.stdout == (f"::warning title=reference not installed::install-reference: the reference "
+                          f"keras-nightly=={REFERENCE} did not install (see {log} and {output}); "
+                          "the nightly runs alone\n")
+    assert not (tmp_path / "reference-venv").exists()
+    assert len(pip_log.read_text().splitlines()) == 2  # it did try: harness, backend
+    assert json.loads(log.read_text())["failed_step"] == "backend"
+    assert "No matching distribution found for broken-backend" in output.read_text()
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"BENCH_REFERENCE": "1; rm -rf /"},
+     "BENCH_REFERENCE is '1; rm -rf /'; expected a keras-nightly version such as 3.13.0.dev2026110103"),
+    ({"BENCH_REFERENCE": "$(touch pwned)"},
+     "BENCH_REFERENCE is '$(touch pwned)'; expected a keras-nightly version such as 3.13.0.dev2026110103"),
+    ({"BENCH_REFERENCE": REFERENCE, "BENCH_REFERENCE_VENV": "SAME"},
+     "BENCH_REFERENCE_VENV is 'SAME', the nightly's BENCH_VENV; expected a virtual environment of its own"),
+])
+def test_install_reference_refuses_bad_inputs_in_one_line_with_exit_2(fake_python, tmp_path, extra, message):
+    env, pip_log = fake_python
+    if extra.get("BENCH_REFERENCE_VENV") == "SAME":
+        extra = {**extra, "BENCH_REFERENCE_VENV": env["BENCH_VENV"]}
+        message = message.replace("SAME", env["BENCH_VENV"])
+    out = _install_reference(env, tmp_path, **extra)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == f"install-reference: error: {message}\n"
+    assert not pip_log.exists() and not (tmp_path / "pwned").exists()
+    assert not (tmp_path / "reference-venv").exists() and not Path(env["BENCH_VENV"]).exists()
+
+
+# --- local-nightly.sh with a reference -----------------------------------
+
+# .venv/bin/python of a copy of the checkout: logs each `python -m bench` call;
+# `bench publish` puts an empty commit on the branch so the clone that follows works.
+FAKE_LOCAL_PYTHON = """#!/bin/bash
+printf '%s\\n' "$*" >> "$CALLS"
+if [ "$1 $2 $3" = "-m bench publish" ]; then
+  tree=$(git --git-dir="$5" hash-object -w -t tree /dev/null)
+  commit=$(git --git-dir="$5" -c user.name=t -c user.email=t@example.org commit-tree "$tree" -m records)
+  git --git-dir="$5" update-ref "refs/heads/$7" "$commit"
+fi
+exit 0
+"""
+
+
+@pytest.fixture
+def local_checkout(tmp_path):
+    """The scripts local-nightly.sh runs, requirements/ and pyproject.toml, with a
+    .venv that setup.sh finds up to date (no pip)."""
+    checkout = tmp_path / "checkout"
+    (checkout / "scripts").mkdir(parents=True)
+    for name in ("local-nightly.sh", "setup.sh", "install-reference.sh", "install-backend.sh"):
+        (checkout / "scripts" / name).write_bytes((SCRIPTS / name).read_bytes())
+    (checkout / "requirements").mkdir()
+    for req in (ROOT / "requirements").glob("*.txt"):
+        (checkout / "requirements" / req.name).write_bytes(req.read_bytes())
+    (checkout / "pyproject.toml").write_bytes((ROOT / "pyproject.toml").read_bytes())
+    (checkout / ".venv" / "bin").mkdir(parents=True)
+    (checkout / ".venv" / "bin" / "python").write_text(FAKE_LOCAL_PYTHON)
+    (checkout / ".venv" / "bin" / "python").chmod(0o755)
+    stamp = _run(["bash", "-c", "cat requirements/*.txt pyproject.toml | sha256sum | cut -c1-16"],
+                 cwd=checkout, check=True).stdout
+    (checkout / ".venv" / ".bench-setup-stamp").write_text(stamp)
+    return checkout
+
+
+def _bench_runs(calls):
+    return [line for line in calls.read_text().splitlines() if line.startswith("-m bench run ")]
+
+
+def test_local_nightly_runs_alone_unless_a_reference_is_asked_for(local_checkout, fake_python, tmp_path):
+    env, pip_log = fake_python
+    calls = tmp_path / "calls.txt"
+    env = {**env, "CALLS": str(calls), "BENCH_VENV": "", "BENCH_INSTALL_LOG": ""}
+    out = _run(["bash", local_checkout / "scripts" / "local-nightly.sh", "--backend", "jax"],
+               env={**env, "BENCH_REFERENCE": ""})
+    assert out.returncode == 0, out.stderr
+    (run,) = _bench_runs(calls)
+    runs = run.split(" --out ")[1].split()[0]
+    assert run == f"-m bench run --device local-cpu --quick --out {runs} --backend jax"  # as before
+    assert not pip_log.exists() and not (local_checkout / ".local" / "reference-venv").exists()
+
+    calls.unlink()
+    out = _run(["bash", local_checkout / "scripts" / "local-nightly.sh", "--backend", "jax"],
+               env={**env, "BENCH_REFERENCE": REFERENCE})
+    assert out.returncode == 0, out.stderr
+    reference = local_checkout / ".local" / "reference-venv"
+    assert (f"install-reference: the reference keras-nightly=={REFERENCE} is installed in {reference}\n"
+            in out.stderr)
+    harness, backend, plugins = pip_log.read_text().splitlines()
+    assert backend == f"install --disable-pip-version-check keras-nightly=={REFERENCE} -r requirements/local.txt"
+    assert plugins == "install --disable-pip-version-check --no-deps -r requirements/plugins.txt"
+    (run,) = _bench_runs(calls)
+    runs = run.split(" --out ")[1].split()[0]
+    assert run == (f"-m bench run --device local-cpu --quick --out {runs} "
+                   f"--reference {reference / 'bin' / 'python'} --backend jax")
+    assert json.loads((local_checkout / ".local" / "install-reference.json").read_text())["keras_source"] == "pinned"
+
+
 # --- run-bench.sh, job-paths.sh, pr-info.py -------------------------------
 
 def test_run_bench_passes_the_matrix_entry_to_bench_run(tmp_path):
@@ -208,11 +350,37 @@ def test_run_bench_passes_the_matrix_entry_to_bench_run(tmp_path):
     assert args[-2:] == ["--install-log", str(log)]
 
 
+def test_run_bench_passes_the_reference_python_only_when_its_venv_was_installed(tmp_path):
+    venv, reference = tmp_path / "venv", tmp_path / "reference-venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\nprintf '%s\\n' \"$@\"\n")
+    (venv / "bin" / "python").chmod(0o755)
+    env = {"BENCH_VENV": str(venv), "BENCH_BACKEND": "jax", "BENCH_DEVICE": "rtx-5070-ti",
+           "BENCH_OUT": str(tmp_path / "out"), "BENCH_MODELS": "", "BENCH_MODES": "", "BENCH_KERAS_REF": "",
+           "BENCH_KERAS_VERSION": "", "BENCH_INSTALL_LOG": "",
+           "BENCH_REFERENCE": "3.13.0.dev2026110103", "BENCH_REFERENCE_VENV": str(reference)}
+    plain = ["-m", "bench", "run", "--backend", "jax", "--device", "rtx-5070-ti", "--out", str(tmp_path / "out")]
+    # install-reference.sh failed (or never ran): no venv, the nightly alone
+    assert _run(["bash", SCRIPTS / "run-bench.sh"], env=env, check=True).stdout.splitlines() == plain
+    (reference / "bin").mkdir(parents=True)
+    (reference / "bin" / "python").write_text("#!/bin/sh\n")
+    (reference / "bin" / "python").chmod(0o755)
+    args = _run(["bash", SCRIPTS / "run-bench.sh", "--quick"], env=env, check=True).stdout.splitlines()
+    assert args == plain + ["--reference", str(reference / "bin" / "python"), "--quick"]
+    # A job without a reference (pr-bench.yml, run-ab.sh): a venv left there is not used.
+    no_ref = {**env, "BENCH_REFERENCE": ""}
+    assert _run(["bash", SCRIPTS / "run-bench.sh"], env=no_ref, check=True).stdout.splitlines() == plain
+    (reference / "bin" / "python").chmod(0o644)  # not executable: not a python
+    assert _run(["bash", SCRIPTS / "run-bench.sh"], env=env, check=True).stdout.splitlines() == plain
+
+
 def test_job_paths_live_below_runner_temp(tmp_path):
     rt = tmp_path / "rt"
     out = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt)}, check=True).stdout
     assert out.replace(str(rt), "/rt") == (
         "BENCH_VENV=/rt/bench-venv\nBENCH_OUT=/rt/bench-out/records\nBENCH_INSTALL_LOG=/rt/bench-out/install.json\n"
+        "BENCH_REFERENCE_VENV=/rt/bench-reference-venv\n"
+        "BENCH_REFERENCE_INSTALL_LOG=/rt/bench-out/install-reference.json\n"
         "HOME=/rt/home\nXDG_CACHE_HOME=/rt/home/.cache\nXDG_CONFIG_HOME=/rt/home/.config\n"
         "XDG_DATA_HOME=/rt/home/.local/share\nXDG_STATE_HOME=/rt/home/.local/state\nKERAS_HOME=/rt/home/.keras\n"
         "PIP_CACHE_DIR=/rt/home/.cache/pip\nPIP_CONFIG_FILE=/dev/null\nPIP_DISABLE_PIP_VERSION_CHECK=1\n"

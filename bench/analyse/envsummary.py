@@ -16,7 +16,7 @@ from typing import Any, Mapping
 # pressure move every night: they are shown, never listed as a change.
 CHANGES = ("keras", "keras_commit", "backend", "driver", "cuda", "cudnn", "gpu", "sm_clock_mhz",
            "memory_clock_mhz", "power_limit_w", "cpu", "governor", "threads", "floatx", "dtype_policy",
-           "protocol", "runner")
+           "protocol", "reference", "runner")
 _KERAS = {"keras", "keras-nightly", "keras_nightly"}
 
 
@@ -78,9 +78,15 @@ def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None
     config = _dict(env.get("keras_config"))
     put("floatx", config.get("floatx"))
     put("dtype_policy", config.get("dtype_policy"))
-    protocol = _dict(_dict(run).get("protocol"))
+    protocol, ab = _dict(_dict(run).get("protocol")), _dict(_dict(run).get("ab"))
     if _text(protocol.get("name")):
-        put("protocol", f"{protocol['name']} v{protocol.get('version', '?')}")
+        # A duet's worker shares the host with its partner (threads capped to
+        # half the CPUs): its samples/s sit lower than a solo run's, so a
+        # device that starts running beside a reference starts a new protocol.
+        duet = " duet" if ab.get("mode") == "duet" else ""
+        put("protocol", f"{protocol['name']} v{protocol.get('version', '?')}{duet}")
+    if ab.get("reference") is True:  # bench run --reference: the frozen build beside this one
+        put("reference", ab.get("reference_keras_version") or "unknown")
     put("runner", env.get("runner"))
     return tuple(sorted(out.items()))
 

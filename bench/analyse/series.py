@@ -139,11 +139,13 @@ def _text(v) -> str | None:
 
 def build_series(records: Iterable[RunRecord],
                  results: Callable[[RunRecord], Iterable[Result]] = lambda rec: rec.results,
+                 state: Callable[[RunRecord], tuple[tuple[str, str], ...]] | None = None,
                  ) -> dict[SeriesKey, Series]:
     """Group nightly records into series, sorted by key.
 
     `results` picks a record's results: the headline ones by default,
-    `derived_results` for the metric series (see `metric_series`)."""
+    `derived_results` for the metric series (see `metric_series`);
+    `state` a point's environment text (default envsummary.summary)."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
     fails: dict[SeriesKey, list[Failure]] = {}
     skips: dict[SeriesKey, list[Failure]] = {}
@@ -153,7 +155,7 @@ def build_series(records: Iterable[RunRecord],
         if not rec.is_nightly:
             continue
         t, attempt = rec.started_at, rec.attempt
-        state = envsummary.summary(rec.environment, rec.data.get("run"))
+        point_state = state(rec) if state else envsummary.summary(rec.environment, rec.data.get("run"))
         for r in results(rec):
             key = (rec.backend, rec.device, r.model, r.mode)
             seen[key] = max(seen.get(key, t), t)
@@ -161,7 +163,7 @@ def build_series(records: Iterable[RunRecord],
                 p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
                           rec.keras_version, rec.url, tuple(r.samples), r.unit,
                           keras_commit=_text(rec.environment.get("keras_commit")),
-                          env=env_fingerprint(rec.environment), state=state)
+                          env=env_fingerprint(rec.environment), state=point_state)
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
                 if old is None or is_newer(p, old):
@@ -214,7 +216,8 @@ METRICS: dict[str, tuple[str, Callable[[dict], object]]] = {
     "energy": ("J/1000 samples", lambda r: _get(r, "energy", "joules_per_1000_samples")),
 }
 # What the dashboard's metric filter groups series by.
-GROUPS = {"p99": "latency", "host-memory": "memory", "device-memory": "memory", "energy": "energy"}
+GROUPS = {"p99": "latency", "host-memory": "memory", "device-memory": "memory", "energy": "energy",
+          "vs-ref": "reference"}
 
 
 def _get(r: dict, block: str, name: str):
@@ -240,7 +243,7 @@ def is_headline(mode: str) -> bool:
 
 
 def metric_group(mode: str) -> str:
-    """throughput | latency | memory | energy: the dashboard's sections."""
+    """throughput | latency | memory | energy | reference: the dashboard's sections."""
     m = metric_of(mode)
     return "latency" if m == "p50" else GROUPS.get(m, "throughput")
 
@@ -273,8 +276,71 @@ def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     return {k: s for k, s in build_series(records, derived_results).items() if s.points}
 
 
-def all_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
-    """Headline and metric series together, sorted by key (the dashboard's input)."""
+# -- ratio to the reference build (bench run --reference) ---------------------
+# A nightly run beside a frozen Keras build carries, per result, the median
+# ratio of its workers to the reference's, pair by pair (bench/measure/reference.py):
+# a slow host slows both, so the ratio holds still where samples/s drift. Each
+# becomes the series (backend, device, model, "<mode>.vs-ref"), better in the
+# mode's own direction. A new reference build is a new baseline: its version
+# is part of the points' protocol, so the status never reads the bump as a
+# Keras change (protocol_start).
+VS_REF = "vs-ref"
+VS_REF_UNIT = "x reference"
+
+
+def reference_results(rec: RunRecord) -> list[Result]:
+    """The vs-ref results of a record run with --reference (none otherwise): an
+    ok result with a usable `reference` block yields its ratio; a failed one
+    its failure, so the ratio series shows it too; an ok one without a block
+    (the reference failed there) yields nothing that night."""
+    if not _is_reference_run(rec):
+        return []
+    out = []
+    for r in rec.data["results"]:
+        mode, better = f"{r['mode']}.{VS_REF}", r.get("better", "bigger")
+        if r.get("status") == "ok":
+            ratio = _get(r, "reference", "ratio")
+            if _usable(ratio):
+                out.append(Result(r["model"], mode, "ok", float(ratio), VS_REF_UNIT, better))
+        elif r.get("status") == "failed" and isinstance(r.get("error"), dict):
+            out.append(Result(r["model"], mode, "failed", None, VS_REF_UNIT, better,
+                              error=ErrorInfo(r["error"]["kind"], r["error"]["message"])))
+    return out
+
+
+def _is_reference_run(rec: RunRecord) -> bool:
+    ab = rec.data["run"].get("ab")
+    return isinstance(ab, dict) and ab.get("reference") is True
+
+
+def _reference_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
+    """The point's environment text, its protocol naming the reference build."""
+    state = dict(envsummary.summary(rec.environment, rec.data.get("run")))
+    state["protocol"] = f"{state.get('protocol', PROTOCOL_1)} vs reference {state.get('reference', 'unknown')}"
+    return tuple(sorted(state.items()))
+
+
+def reference_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """The "<mode>.vs-ref" series that have points."""
+    return {k: s for k, s in build_series(records, reference_results, _reference_state).items() if s.points}
+
+
+def in_table(mode: str) -> bool:
+    """Rows of the status table (`bench report`, the README): the headline
+    series and their ratio to a reference build; the other metric series
+    are on the dashboard."""
+    return is_headline(mode) or metric_of(mode) == VS_REF
+
+
+def table_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """The headline and vs-ref series, sorted by key (`bench report`'s input)."""
     records = list(records)
-    both = {**build_series(records), **metric_series(records)}
+    both = {**build_series(records), **reference_series(records)}
+    return {k: both[k] for k in sorted(both)}
+
+
+def all_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """Headline, metric and vs-ref series together, sorted by key (the dashboard's input)."""
+    records = list(records)
+    both = {**build_series(records), **metric_series(records), **reference_series(records)}
     return {k: both[k] for k in sorted(both)}

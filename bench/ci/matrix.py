@@ -34,6 +34,10 @@ class Entry:
     # records as failed/install (scripts/install-failure.py has no YAML parser).
     models: tuple[str, ...] = ()
     modes: tuple[str, ...] = ()
+    # The device's reference build (devices.<d>.reference), "" for none: a
+    # keras-nightly version the job installs beside the nightly and runs with
+    # `bench run --reference`.
+    reference: str = ""
 
     def __post_init__(self):
         for name in ("device", "backend", "keras_backend"):
@@ -50,6 +54,7 @@ class Entry:
             "plugins": shlex.join(self.plugins),
             "models": ",".join(self.models),
             "modes": ",".join(self.modes),
+            "reference": self.reference,
         }
 
 
@@ -93,6 +98,7 @@ def build_matrix(
                 plugins=backend.plugins,
                 models=tuple(config.models),
                 modes=tuple(config.modes),
+                reference=device.reference or "",
             ))
     return tuple(entries)
 

@@ -101,9 +101,9 @@ def _outputs_inside_data(args) -> str | None:
 
 def compute(records, trends):
     from bench.present.table import build_rows
-    from bench.analyse.series import build_series
+    from bench.analyse.series import table_series
 
-    series = build_series(records)
+    series = table_series(records)  # headline series, and their ratio to a reference build where run
     return series, build_rows(series, trends)
 
 

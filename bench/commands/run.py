@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
 
-from bench.measure import backends, check, environment, lock, machine, pool, runner, schedule, telemetry
+from bench.measure import backends, check, environment, lock, machine, pool, reference, runner, schedule, telemetry
 
 from bench import config
 
@@ -44,12 +44,17 @@ def add_arguments(parser):
                              "1: one process per benchmark, as before")
     parser.add_argument("--workers", type=int, default=None,
                         help="worker processes per benchmark (default: harness.workers; --quick: quick_workers; "
-                             "--ab: ab_workers pairs)")
+                             "--ab: ab_workers pairs; --reference: harness.workers pairs, the nightly's count)")
     parser.add_argument("--ab", nargs=2, metavar=("A_PYTHON", "B_PYTHON"), default=None,
                         help="same-machine A/B: the python of two venvs, each holding a Keras build; their "
                              "workers run in this job (--ab-mode); writes one record per side with run.ab")
+    parser.add_argument("--reference", metavar="REF_PYTHON", default=None,
+                        help="the python of a venv holding a frozen Keras build (devices.<d>.reference): its "
+                             "workers run beside this build's, pair by pair as in --ab; this build's record "
+                             "makes the points and carries each result's ratio to the reference "
+                             "(the '<mode>.vs-ref' series), the reference's record says keras_source pinned")
     parser.add_argument("--ab-mode", choices=("auto", "duet", "turns"), default="auto",
-                        help="how --ab runs the two sides' workers: duet (worker i of A and of B at the same time, "
+                        help="how --ab (or --reference) runs the two sides' workers: duet (worker i of A and of B at the same time, "
                              "each on its own half of the CPUs) or turns (A, then B); auto (default): duet on a "
                              "cpu device, turns on a gpu device (a duet would share its one accelerator); "
                              "a machine that cannot give each side a CPU runs turns")
@@ -79,9 +84,11 @@ def main(args) -> int:
                                cfg.harness.ab_workers if args.ab else cfg.harness.workers)
     if workers < 1:
         raise ConfigError(f"--workers is {workers!r}; expected a positive integer")
-    if args.ab and args.protocol != 2:
-        raise ConfigError("--ab needs --protocol 2 (workers of A and B interleave)")
-    sides = _sides(args.ab)
+    if args.ab and args.reference:
+        raise UsageError("--ab and --reference are two kinds of paired run; expected one of them")
+    if (args.ab or args.reference) and args.protocol != 2:
+        raise ConfigError(f"{'--ab' if args.ab else '--reference'} needs --protocol 2 (the two sides' workers interleave)")
+    sides = _sides(args.ab, args.reference)
     problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}")
     if problem:  # before any benchmark starts
         raise ConfigError(f"{cfg.path}: {problem}")
@@ -105,33 +112,39 @@ def main(args) -> int:
     return 0
 
 
-def _sides(ab) -> dict[str, str]:
-    """{side: python}: {"": this python}, or {"a": A, "b": B} for --ab."""
-    if not ab:
+def _sides(ab, ref=None) -> dict[str, str]:
+    """{side: python}: {"": this python}, {"a": A, "b": B} for --ab, or
+    {"a": the reference, "b": this python} for --reference."""
+    if ref:
+        pythons = {"--reference REF_PYTHON": ref}
+    elif ab:
+        pythons = dict(zip(("--ab A_PYTHON", "--ab B_PYTHON"), ab))
+    else:
         return {"": sys.executable}
-    for flag, python in zip(("A_PYTHON", "B_PYTHON"), ab):
+    for flag, python in pythons.items():
         if not (os.path.isfile(python) and os.access(python, os.X_OK)):
-            raise ConfigError(f"--ab {flag} is {python!r}; expected the python executable of a venv")
-    return {"a": ab[0], "b": ab[1]}
+            raise ConfigError(f"{flag} is {python!r}; expected the python executable of a venv")
+    return {"a": ref, "b": sys.executable} if ref else {"a": ab[0], "b": ab[1]}
 
 
 def _duet(args, device):
     """(device, CPU halves) for a duet A/B run, else (device, None). A side
     gets at most its half's CPUs as threads (said in one line)."""
-    if not args.ab or args.ab_mode == "turns":
+    flag = "--reference" if args.reference else "--ab"
+    if not (args.ab or args.reference) or args.ab_mode == "turns":
         return device, None
     if args.ab_mode == "auto" and device.accelerator != "cpu":
-        print(f"bench run: --ab runs in turns on {device.accelerator} device {device.label}: a duet would share "
+        print(f"bench run: {flag} runs in turns on {device.accelerator} device {device.label}: a duet would share "
               f"its one accelerator (--ab-mode duet to try it)", file=sys.stderr)
         return device, None
     cpus = device.cpus or _available_cpus()
     pair = schedule.halves(cpus)
     if pair is None:
         why = f"this machine offers {len(cpus)}" if cpus else "this platform cannot pin CPUs"
-        print(f"bench run: --ab runs in turns: a duet needs 2 CPUs to pin, {why}", file=sys.stderr)
+        print(f"bench run: {flag} runs in turns: a duet needs 2 CPUs to pin, {why}", file=sys.stderr)
         return device, None
     if device.threads is not None and device.threads > len(pair[0]):
-        print(f"bench run: --ab duet: devices.{device.label}.threads {device.threads} -> {len(pair[0])}, "
+        print(f"bench run: {flag} duet: devices.{device.label}.threads {device.threads} -> {len(pair[0])}, "
               f"the CPUs of one side ({', '.join(map(str, pair[0]))})", file=sys.stderr)
         device = replace(device, threads=len(pair[0]))
     return device, pair
@@ -168,6 +181,9 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
                                     install_error=runner.install_failed(install_log))}
     state_end = telemetry.snapshot()
     finished = record.utc_now()
+    if args.reference:  # this build's results carry their ratio to the reference's, pair by pair
+        done["b"] = replace(done["b"], results=tuple(reference.attach(done["a"].results, done["b"].results,
+                                                                            duet=duet is not None)))
     out = []
     for side, part in done.items():
         extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}
@@ -175,8 +191,13 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
             extra.update(id=f"{run['id']}-{side}", ab={"id": run["id"], "side": side, "python": sides[side],
                                                        "mode": "duet" if duet else "turns",
                                                        **({"cpus": [list(h) for h in duet]} if duet else {})})
+        if args.reference:
+            extra["ab"].update(reference=True, **(
+                {"reference_keras_version": out[0].keras_version} if side == "b" and out[0].keras_version else {}))
+        reference_side = args.reference and side == "a"  # --install-log is the nightly's, not its
         rec = _record(args, backend, device, label, module, part, {**run, **extra}, started, finished,
-                      install_log, host, state_start, state_end, findings)
+                      None if reference_side else install_log, host, state_start, state_end, findings,
+                      "pinned" if reference_side else args.keras_source)
         path = record.write(rec, args.out)
         print(path, flush=True)
         out.append(rec)
@@ -184,14 +205,14 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
 
 
 def _record(args, backend, device, label, module, done, run, started, finished, install_log, host,
-            state_start, state_end, findings):
+            state_start, state_end, findings, keras_source):
     return record.RunRecord.from_dict({
         "schema_version": record.SCHEMA_VERSION,
         "run": {**run, "started_at": record.format_time(started), "finished_at": finished},
         "target": {"backend": label, "keras_backend": backend.keras_backend, "device": device.label},
         "environment": {**environment.capture(
             versions=module.versions(), children=list(done.environments), accelerator=device.accelerator,
-            keras_source=args.keras_source, install_log=install_log, device_env=device.env,
+            keras_source=keras_source, install_log=install_log, device_env=device.env,
             environ=os.environ, host=host),
             **machine.environment_block(state_start, state_end, list(done.environments), os.environ),
             # protocol 2: the device's thread/CPU settings and bench check's findings

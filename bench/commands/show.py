@@ -28,7 +28,7 @@ def add_arguments(parser):
 
 
 def main(args) -> int:
-    from bench.analyse.series import build_series, parse_key
+    from bench.analyse.series import all_series, parse_key
     from bench.analyse.trends import assess
     from bench.present.nights import render_nights
 
@@ -37,7 +37,7 @@ def main(args) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     cfg = config.load(args.config)
-    series = build_series(load_history(args.data, warn=sys.stderr).records)
+    series = all_series(load_history(args.data, warn=sys.stderr).records)  # metric and vs-ref series too
     if key not in series:
         known = ["/".join(k) for k in series][:MAX_LISTED]
         raise UsageError(f"series {args.series!r} is not in {args.data}; it has: "

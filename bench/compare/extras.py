@@ -37,17 +37,18 @@ def ab_side(record_data: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def worker_values(result: Mapping[str, Any]) -> tuple[float | None, ...]:
+def worker_values(result: Mapping[str, Any], disturbed_too: bool = False) -> tuple[float | None, ...]:
     """Each first-round worker's figure in run order, None for one that
-    failed, was disturbed, ran `alone` or has no usable value (it pairs with nothing);
-    () without a workers list. Reruns (`rerun: true`, run once at the end
-    for a disturbed worker) are left out: they ran apart from the pairs, so
-    they pair with nothing either; so is a duet's calibration worker
-    (`calibration: true`, A's only, run alone before the pairs)."""
+    failed, was disturbed (unless `disturbed_too`), ran `alone` or has no
+    usable value (it pairs with nothing); () without a workers list. Reruns
+    (`rerun: true`, run once at the end for a disturbed worker) are left
+    out: they ran apart from the pairs, so they pair with nothing either; so
+    is a duet's calibration worker (`calibration: true`, A's only, run alone
+    before the pairs)."""
     workers = result.get("workers")
     if not isinstance(workers, list):
         return ()
-    return tuple(_worker_value(w) for w in workers
+    return tuple(_worker_value(w, disturbed_too) for w in workers
                  if not (isinstance(w, Mapping) and (w.get("rerun") is True or w.get("calibration") is True)))
 
 
@@ -62,8 +63,8 @@ def metric_values(result: Mapping[str, Any]) -> dict[str, tuple[float, str]]:
     return out
 
 
-def _worker_value(w: Any) -> float | None:
-    if (not isinstance(w, Mapping) or w.get("status") != "ok" or w.get("disturbed") is True
+def _worker_value(w: Any, disturbed_too: bool = False) -> float | None:
+    if (not isinstance(w, Mapping) or w.get("status") != "ok" or (w.get("disturbed") is True and not disturbed_too)
             or w.get("alone") is True):  # a duet worker's leftover, run without its partner
         return None
     value = w.get("value")

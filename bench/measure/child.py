@@ -181,6 +181,8 @@ def _import_keras(backend, spec: Spec, env_info: dict):
     import keras
 
     env_info["keras_version"] = keras.__version__
+    # This worker's own venv: in an A/B or --reference run the parent's python is another build.
+    env_info["versions"] = backend.versions()
     env_info["device"] = backend.device_info()
     env_info["keras_config"] = {"floatx": keras.config.floatx(),
                                 "dtype_policy": keras.config.dtype_policy().name}

@@ -66,7 +66,8 @@ def capture(*, versions: Mapping[str, str], children: list[dict], accelerator: s
             environ: Mapping[str, str], host: Mapping[str, object]) -> dict:
     """The record's `environment` block.
 
-    versions: {package: version} from the backend module (package metadata);
+    versions: {package: version} from the backend module (package metadata),
+    where no child reported its own (`versions`, from the venv it ran in);
     children: the `environment` each child reported (first one wins per key);
     host: python / os / cpu from `host_info()`.
     """
@@ -75,7 +76,7 @@ def capture(*, versions: Mapping[str, str], children: list[dict], accelerator: s
     env = {
         "keras_version": first.get("keras_version") or versions.get("keras-nightly") or versions.get("keras"),
         "keras_source": keras_source or NIGHTLY,
-        "backend_versions": dict(versions),
+        "backend_versions": dict(first.get("versions") or versions),
         **host,
         "accelerator": {"kind": accelerator, **{k: v for k, v in device.items() if k != "driver"}},
         "driver": device.get("driver") or host_driver(accelerator),

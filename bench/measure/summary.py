@@ -60,6 +60,8 @@ def summary_table(records: Iterable[RunRecord]) -> str:
             ok = r["status"] == "ok"
             err = r.get("error") or {}
             note = (_workers_note(r) if ok else f"{err.get('kind', '')}: {err.get('message', '')}")
+            if _is_reference_side(rec):
+                note = f"the reference build: {note}"
             rows.append((rec.backend, rec.device, r["model"], r["mode"], r["status"],
                          value_text(r) if ok else "—", spread_of(r) if ok else "",
                          note[:70]))
@@ -71,11 +73,21 @@ def summary_table(records: Iterable[RunRecord]) -> str:
     return "\n".join(lines) + "\n" + "".join(unstable_warnings(records))
 
 
+def _is_reference_side(rec: RunRecord) -> bool:
+    """The reference build's record of a `bench run --reference` (side a)."""
+    ab = rec.data["run"].get("ab")
+    return isinstance(ab, dict) and ab.get("reference") is True and ab.get("side") == "a"
+
+
 def _workers_note(r: dict) -> str:
-    """Protocol 2: '5 workers, 1 disturbed (rerun), may be unstable'."""
+    """Protocol 2: '5 workers, 1 disturbed (rerun), may be unstable', and
+    with --reference '0.987x the reference (5 pairs)'."""
     if "workers" not in r:
         return ""
     parts = [f"{len(r['workers'])} workers"]
+    ref = r.get("reference")
+    if isinstance(ref, dict) and isinstance(ref.get("ratio"), (int, float)):
+        parts.append(f"{ref['ratio']:.3f}x the reference ({ref.get('pairs')} pairs)")
     if r.get("disturbed_workers"):
         parts.append(f"{r['disturbed_workers']} disturbed (rerun)")
     if r.get("failed_workers"):

@@ -29,7 +29,7 @@ data/index.json (format 1) keeps five years of nightly history small:
                        the detected change (index into the points, its day, the
                        first day of the level before) and the levels in `unit`
               plot     'plots/<name>.png' or null
-              metric   throughput | latency | memory | energy (the page's
+              metric   throughput | latency | memory | energy | reference (the page's
                        metric filter; bench.analyse.series.metric_group)
               env      index into "envs" per point, delta-encoded like days
               spread   the latest point's samples: interquartile range over
@@ -61,7 +61,7 @@ from bench.records.record import format_time
 from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
 from bench.analyse.envsummary import CHANGES
-from bench.analyse.series import Series, SeriesKey, is_headline, metric_group
+from bench.analyse.series import Series, SeriesKey, in_table, metric_group
 from bench.analyse.trends import BASELINE
 
 FORMAT = 1
@@ -231,8 +231,8 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         # fetch(), but it may load a script beside it (app.js falls back to it).
         (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
         (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
-        # The README's table: the headline series only (the metric series are on the page).
-        (data / "table.md").write_text(render_markdown([r for r in rows if is_headline(r.mode)]),
+        # The README's table: the headline and vs-ref series (the other metric series are on the page).
+        (data / "table.md").write_text(render_markdown([r for r in rows if in_table(r.mode)]),
                                        encoding="utf-8")
         _swap(stage, site)
     except BaseException:

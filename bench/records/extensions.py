@@ -80,6 +80,7 @@ RESULT: Mapping[str, tuple[Check, str]] = {
     "latency": (lambda v: isinstance(v, dict), "an object with p50_ms, p90_ms, p99_ms, mean_ms, calls, path"),
     "memory": (lambda v: isinstance(v, dict), "an object with host_peak_bytes, device_peak_bytes, unavailable"),
     "energy": (lambda v: isinstance(v, dict), 'an object {"joules_per_1000_samples": number} or {"unavailable": str}'),
+    "reference": (lambda v: isinstance(v, dict), "an object with value, ratio, pairs"),
 }
 WORKER: Mapping[str, tuple[Check, str]] = {
     "value": (_optional(_number()), "a finite number >= 0 or null"),
@@ -107,6 +108,14 @@ ENERGY: Mapping[str, tuple[Check, str]] = {
     "unavailable": (_reasons, "a string (the reason) or an object of strings {source: reason}"),
 }
 
+# bench run --reference (bench/measure/reference.py): the reference build's
+# headline, this build's ratio to it pair by pair, and how many pairs.
+REFERENCE: Mapping[str, tuple[Check, str]] = {
+    "value": (_number(), "a finite number >= 0"),
+    "ratio": (_number(), "a finite number >= 0"),
+    "pairs": (_integer(1), "an integer >= 1"),
+}
+
 
 def problem(data: Mapping[str, Any]) -> str | None:
     """The first optional field of the wrong type, as 'field X is V; expected F', or None.
@@ -127,7 +136,7 @@ def _result(r: Mapping[str, Any], where: str) -> str | None:
     found = _fields(r, RESULT, where)
     if found:
         return found
-    for name, spec in (("latency", LATENCY), ("memory", MEMORY), ("energy", ENERGY)):
+    for name, spec in (("latency", LATENCY), ("memory", MEMORY), ("energy", ENERGY), ("reference", REFERENCE)):
         if name in r:
             found = _fields(r[name], spec, f"{where}.{name}")
             if found:

@@ -21,7 +21,8 @@ A file is refused when it
     run it came from (its creation time), or after now when that is unknown:
     a record dated 9999 would turn every series Stale;
   - does not match its provenance: run.id must be the run the artifact came
-    from, and run.repository / run.event / run.attempt must agree with that
+    from (or, for the two records of a `bench run --reference`, that run's id
+    with '-a'/'-b' and run.ab.id that run), and run.repository / run.event / run.attempt must agree with that
     run when given (Provenance, from `bench publish --provenance FILE` or
     `--expect-run-id ID`).
 
@@ -334,7 +335,7 @@ def _origin(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     if prov is None:
         return "no provenance entry covers its folder; expected a file from a listed artifact folder" if required else None
     run = rec.data["run"]
-    if rec.run_id != prov.run_id:
+    if rec.run_id != prov.run_id and not _side_of(run, prov.run_id):
         return f"field run.id is {shown(rec.run_id, as_text=ascii)}; expected {prov.run_id!r}, the run its artifact came from"
     if prov.repository is not None and "repository" in run and run["repository"] != prov.repository:
         return (f"field run.repository is {shown(run['repository'], as_text=ascii)}; expected {prov.repository!r}, "
@@ -345,6 +346,15 @@ def _origin(rec: RunRecord, gate: Gate, path: Path) -> str | None:
         return (f"field run.attempt is {rec.attempt}; expected at most {prov.run_attempt}, "
                 "the attempts the run its artifact came from has had")
     return None
+
+
+def _side_of(run: dict, run_id: str) -> bool:
+    """Is this record one side of a paired run (`bench run --reference`, a
+    nightly beside its reference build) of the run `run_id`: run.id
+    '<run_id>-a' or '-b' and run.ab.id that run?"""
+    ab = run.get("ab")
+    return (isinstance(ab, dict) and ab.get("id") == run_id and ab.get("side") in ("a", "b")
+            and run.get("id") == f"{run_id}-{ab['side']}")
 
 
 def _fmt(t: datetime) -> str:

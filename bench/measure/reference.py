@@ -1,0 +1,66 @@
+"""The reference build: a frozen Keras run beside the nightly, pair by pair (pure).
+
+`bench run --reference PYTHON` runs a duet (or, on an accelerator, turns) of
+two builds, like `--ab`: side a is the reference (a pinned Keras in its own
+venv, with the same backend packages), side b the build under test. Both
+sides' worker i run at the same time on the same host, so a slow host slows
+both and their ratio holds still where the samples/s do not (measured:
+scripts/bench_reference.py; README "The reference build").
+
+Each of the nightly's ok results gets a `reference` block (record contract,
+schema_version 1 extension):
+
+    {"value": the reference's headline, same unit,
+     "ratio": this build / the reference: exp(median of the pairs' log ratios),
+     "pairs": how many worker pairs the ratio rests on}
+
+The headline `value` is never rescaled; the ratio is a figure of its own
+(bench.analyse.series: the "<mode>.vs-ref" series, same direction as the mode).
+"""
+
+from __future__ import annotations
+
+import math
+from statistics import median
+from typing import Mapping, Sequence
+
+from bench.compare.extras import worker_values
+
+
+def ratio(reference: Mapping, build: Mapping, duet: bool = True) -> tuple[float, int] | None:
+    """(build / reference, pairs): the median log ratio of worker i of each
+    side, over the first-round pairs where both are ok (extras.worker_values:
+    not a rerun, a calibration or a leftover). None without such a pair.
+
+    In a duet a pair ran at the same time on one host, so what disturbs one
+    side disturbs the other: a disturbed pair counts. Measured on 20
+    identical-build duets (scripts/bench_reference.py report
+    .local/ab-duet8/identical; 8 pairs each): the ratio's spread across them
+    was ±3.3 % with every pair, ±10.1 % with the disturbed ones left out (a
+    run left with 1 clean pair of 8 read 0.897) and ±4.2 % as the ratio of
+    the two headlines. Taken in turns, the sides ran apart, so a disturbed
+    worker leaves its pair out."""
+    logs = [math.log(b / a) for a, b in zip(worker_values(reference, disturbed_too=duet),
+                                            worker_values(build, disturbed_too=duet))
+            if a is not None and b is not None]
+    if not logs:
+        return None
+    return math.exp(median(logs)), len(logs)
+
+
+def attach(reference: Sequence[Mapping], build: Sequence[Mapping], duet: bool = True) -> list[dict]:
+    """The build's results, each ok one with its `reference` block when the
+    reference has the same (model, mode) ok and at least one usable pair.
+    A result without one keeps its value and simply has no block: the
+    nightly's own figure never depends on the reference having run."""
+    ref = {(r.get("model"), r.get("mode")): r for r in reference if r.get("status") == "ok"}
+    out = []
+    for r in build:
+        partner = ref.get((r.get("model"), r.get("mode"))) if r.get("status") == "ok" else None
+        found = ratio(partner, r, duet) if partner is not None else None
+        if found is None:
+            out.append(dict(r))
+            continue
+        value, pairs = found
+        out.append({**r, "reference": {"value": partner["value"], "ratio": value, "pairs": pairs}})
+    return out

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Install the device's reference build -- a frozen keras-nightly version
+# (benchmarks.yaml devices.<d>.reference, the matrix entry's `reference`) --
+# with the same backend into a virtual environment of its own, for
+# `bench run --reference` (scripts/run-bench.sh passes it on).
+#
+# A nightly.yml job step, after install-backend.sh; scripts/local-nightly.sh
+# runs it too when BENCH_REFERENCE is set. Never in an A/B job (pr-bench.yml,
+# keras-ref.yml, bisect.yml): those compare two builds already.
+# Inputs from the environment:
+#   BENCH_REFERENCE              the keras-nightly version; empty: nothing to do
+#   BENCH_REFERENCE_VENV         its virtual environment (default .bench-reference-venv;
+#                                never the nightly's BENCH_VENV)
+#   BENCH_REFERENCE_INSTALL_LOG  its install log (JSON, as install-backend.sh writes it),
+#                                never the nightly's; pip's output goes beside it, as
+#                                the same name ending in .out instead of .json
+#   BENCH_PYTHON, BENCH_INSTALL, BENCH_PLUGINS  as for install-backend.sh (the same backend)
+#
+# Exit status: 0 when the reference is installed, when there is none, and when
+# its install failed -- then one line says so, the half-made environment is
+# removed (so run-bench.sh runs the nightly alone: its own figures never depend
+# on the reference); 2 for bad inputs, as install-backend.sh. bash 3.2 safe.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+reference="${BENCH_REFERENCE:-}"
+
+die() { echo "install-reference: error: $*" >&2; exit 2; }
+
+if [[ -z "$reference" ]]; then
+  echo "install-reference: this device has no reference build; the nightly runs alone"
+  exit 0
+fi
+# From benchmarks.yaml (bench/config.py checks it too): accept only a plain version.
+if [[ ! "$reference" =~ ^[0-9][0-9A-Za-z.+!-]*$ ]]; then
+  die "BENCH_REFERENCE is '$reference'; expected a keras-nightly version such as 3.13.0.dev2026110103"
+fi
+venv="${BENCH_REFERENCE_VENV:-.bench-reference-venv}"
+log="${BENCH_REFERENCE_INSTALL_LOG:-}"
+[[ -n "$log" ]] || die "BENCH_REFERENCE_INSTALL_LOG is not set; expected the reference's install log path"
+if [[ "$venv" == "${BENCH_VENV:-.bench-venv}" ]]; then
+  die "BENCH_REFERENCE_VENV is '$venv', the nightly's BENCH_VENV; expected a virtual environment of its own"
+fi
+if [[ -n "${BENCH_INSTALL_LOG:-}" && "$log" == "$BENCH_INSTALL_LOG" ]]; then
+  die "BENCH_REFERENCE_INSTALL_LOG is '$log', the nightly's BENCH_INSTALL_LOG; expected a log of its own"
+fi
+output="${log%.json}.out"
+mkdir -p "$(dirname "$log")"
+
+# The pinned version only: no git ref, and a real install (not the rehearsal's skip).
+if BENCH_VENV="$venv" BENCH_INSTALL_LOG="$log" BENCH_KERAS_VERSION="$reference" BENCH_KERAS_REF="" \
+     BENCH_SKIP_INSTALL="" bash "$here/install-backend.sh" > "$output" 2>&1; then
+  echo "install-reference: the reference keras-nightly==$reference is installed in $venv"
+  exit 0
+fi
+rm -rf "$venv"
+echo "::warning title=reference not installed::install-reference: the reference keras-nightly==$reference did not install (see $log and $output); the nightly runs alone"
+exit 0
