@@ -3,8 +3,8 @@
 samples/s do not? (issue 10, "The reference build" in the README)
 
     # 5 separate `bench run --reference REF_PYTHON` invocations, jax and torch,
-    # the nightly protocol (harness.workers pairs); the records are kept in --out
-    .venv/bin/python scripts/bench_reference.py run --runs 5 --out .local/reference [--reference REF_PYTHON]
+    # harness.ab_workers pairs (or --workers); the records are kept in --out
+    .venv/bin/python scripts/bench_reference.py run --runs 5 --out .local/reference [--reference REF_PYTHON] [--workers N]
     # the same report from kept records: one folder per invocation, each with
     # both sides' records (also takes `bench run --ab A B` folders: the ratio
     # is then computed from the two records, pair by pair, as --reference does)
@@ -45,7 +45,8 @@ def run(args) -> int:
             continue
         folder.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "bench", "run", "--reference", args.reference or sys.executable,
-               "--backend", args.backends, "--out", str(folder)]
+               "--backend", args.backends, "--out", str(folder)] + (
+                   ["--workers", str(args.workers)] if args.workers else [])
         started = time.monotonic()
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         (folder / "run.log").write_text(done.stderr, encoding="utf-8")
@@ -146,6 +147,7 @@ def main() -> int:
     r.add_argument("--out", default=".local/reference")
     r.add_argument("--backends", default="jax,torch")
     r.add_argument("--reference", help="the reference venv's python (default: this one: identical builds)")
+    r.add_argument("--workers", type=int, help="pairs per benchmark (default: harness.ab_workers)")
     s = sub.add_parser("report", help="the report from kept invocation folders")
     s.add_argument("folder")
     args = p.parse_args()

@@ -84,8 +84,8 @@ def test_a_reference_run_pairs_the_builds_and_this_builds_record_carries_the_rat
     calls = _fake_pool(monkeypatch, 100.0, 90.0)
     assert cli.main(["run", "--backend", "jax", "--models", "mlp", "--modes", "predict", "--out", str(tmp_path),
                      "--reference", str(ref_python)]) == 0
-    # the nightly's worker count (harness.workers 5), as pairs, plus the reference's calibration worker
-    assert sorted(calls) == [("a", str(ref_python))] * 6 + [("b", sys.executable)] * 5
+    # harness.ab_workers (8) pairs, plus the reference's calibration worker
+    assert sorted(calls) == [("a", str(ref_python))] * 9 + [("b", sys.executable)] * 8
     err = capsys.readouterr().err
     assert "--reference duet: devices.local-cpu.threads 2 -> 1" in err
     recs = {r.data["run"]["ab"]["side"]: r for r in map(record.load, tmp_path.glob("*.json"))}
@@ -95,10 +95,10 @@ def test_a_reference_run_pairs_the_builds_and_this_builds_record_carries_the_rat
     assert b.data["run"]["ab"]["reference"] is True and a.data["run"]["ab"]["reference"] is True
     assert b.data["run"]["ab"]["reference_keras_version"] == "3.12.0"
     assert b.data["results"][0]["value"] == 90.0  # the headline, never rescaled
-    assert b.data["results"][0]["reference"] == {"value": 100.0, "ratio": 0.9, "pairs": 5}
+    assert b.data["results"][0]["reference"] == {"value": 100.0, "ratio": 0.9, "pairs": 8}
     assert "reference" not in a.data["results"][0]
-    assert "5 workers, 0.900x the reference (5 pairs)" in err
-    assert "the reference build: 6 workers" in err  # its calibration worker and 5 pairs
+    assert "8 workers, 0.900x the reference (8 pairs)" in err
+    assert "the reference build: 9 workers" in err  # its calibration worker and 8 pairs
 
 
 def test_reference_and_ab_together_or_a_missing_reference_python_get_one_line(tmp_path, capsys):

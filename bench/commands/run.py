@@ -44,7 +44,7 @@ def add_arguments(parser):
                              "1: one process per benchmark, as before")
     parser.add_argument("--workers", type=int, default=None,
                         help="worker processes per benchmark (default: harness.workers; --quick: quick_workers; "
-                             "--ab: ab_workers pairs; --reference: harness.workers pairs, the nightly's count)")
+                             "--ab and --reference: ab_workers pairs)")
     parser.add_argument("--ab", nargs=2, metavar=("A_PYTHON", "B_PYTHON"), default=None,
                         help="same-machine A/B: the python of two venvs, each holding a Keras build; their "
                              "workers run in this job (--ab-mode); writes one record per side with run.ab")
@@ -81,7 +81,7 @@ def main(args) -> int:
     protocol = Protocol.from_config(cfg.harness, args.quick)
     timeout = args.timeout or cfg.harness.timeout
     workers = args.workers or (cfg.harness.quick_workers if args.quick else
-                               cfg.harness.ab_workers if args.ab else cfg.harness.workers)
+                               cfg.harness.ab_workers if args.ab or args.reference else cfg.harness.workers)
     if workers < 1:
         raise ConfigError(f"--workers is {workers!r}; expected a positive integer")
     if args.ab and args.reference:
