@@ -43,7 +43,8 @@ sys.path.insert(0, str(ROOT))
 
 from bench import config  # noqa: E402
 from bench.compare.baseline import RECORDS, BaseEntry, Baseline  # noqa: E402
-from bench.compare.extras import ab_side, worker_values  # noqa: E402
+from bench.compare.extras import worker_values  # noqa: E402
+from bench.records.extensions import ab_side  # noqa: E402
 from bench.compare.head import Head, HeadEntry  # noqa: E402
 from bench.compare.verdicts import compare  # noqa: E402
 

@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.compare.extras import ab_side  # noqa: E402
+from bench.records.extensions import ab_side  # noqa: E402
 from bench.measure import estimate, reference  # noqa: E402
 
 
@@ -65,10 +65,10 @@ ESTIMATORS = {
 }
 
 
-def alternatives(folder: Path) -> dict[str, dict[tuple[str, str, str], float]]:
-    """{estimator: {(backend, model, mode): ratio}} for one invocation."""
+def alternatives(sides) -> dict[str, dict[tuple[str, str, str], float]]:
+    """{estimator: {(backend, model, mode): ratio}} for one invocation's _sides."""
     out: dict[str, dict] = {name: {} for name in ESTIMATORS}
-    for backend, a, b in _sides(folder):
+    for backend, a, b in sides:
         ref = {(r["model"], r["mode"]): r for r in a["results"] if r.get("status") == "ok"}
         for r in b["results"]:
             partner = ref.get((r["model"], r["mode"]))
@@ -93,11 +93,11 @@ def _sides(folder: Path):
             if side == "b" and (backend, "a") in sides]
 
 
-def ratios(folder: Path) -> dict[tuple[str, str, str], tuple[float, float]]:
+def ratios(sides) -> dict[tuple[str, str, str], tuple[float, float]]:
     """{(backend, model, mode): (this build's headline, its ratio to the
-    reference)} from one invocation's records (side a the reference)."""
+    reference)} from one invocation's _sides (side a the reference)."""
     out = {}
-    for backend, a, b in _sides(folder):
+    for backend, a, b in sides:
         duet = b["run"]["ab"].get("mode", "duet") == "duet"
         results = reference.attach(a["results"], b["results"], duet)
         for r in results:
@@ -108,7 +108,8 @@ def ratios(folder: Path) -> dict[tuple[str, str, str], tuple[float, float]]:
 
 def report(args) -> int:
     folders = sorted(p for p in Path(args.folder).iterdir() if p.is_dir())
-    runs = [ratios(f) for f in folders]
+    sides = [_sides(f) for f in folders]  # each folder's records read once
+    runs = [ratios(s) for s in sides]
     keys = sorted({k for r in runs for k in r})
     if not keys:
         print(f"no paired records under {args.folder}", file=sys.stderr)
@@ -126,7 +127,7 @@ def report(args) -> int:
               + " ".join(f"{v:.3f}" for v in rats) + f"  ({len(pairs)} runs)")
     print(f"worst: headline ±{100 * worst['headline']:.1f} %, ratio ±{100 * worst['ratio']:.1f} % "
           f"(goal ±3 %, must-have ±5 %)")
-    others = [alternatives(f) for f in folders]
+    others = [alternatives(s) for s in sides]
     for name in ESTIMATORS:
         spreads = {}
         for key in keys:

@@ -16,6 +16,7 @@ from datetime import date, datetime
 from typing import Callable, Iterable, Sequence
 
 from bench.analyse import envsummary
+from bench.records.extensions import reference_side
 from bench.records.newest import is_newer, newness
 from bench.records.record import ErrorInfo, Result, RunRecord
 
@@ -265,10 +266,15 @@ def derived_results(rec: RunRecord) -> list[Result]:
                 if _usable(v):
                     out.append(Result(r["model"], mode, "ok", float(v), unit, "smaller"))
             else:
-                err = r.get("error")
-                out.append(Result(r["model"], mode, r["status"], None, unit, "smaller",
-                                  error=ErrorInfo(err["kind"], err["message"]) if err else None))
+                out.append(_not_ok(r, mode, unit, "smaller"))
     return out
+
+
+def _not_ok(r: dict, mode: str, unit: str, better: str) -> Result:
+    """A failed or skipped result, carried into a derived series as it is."""
+    err = r.get("error")
+    return Result(r["model"], mode, r["status"], None, unit, better,
+                  error=ErrorInfo(err["kind"], err["message"]) if err else None)
 
 
 def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
@@ -293,7 +299,7 @@ def reference_results(rec: RunRecord) -> list[Result]:
     ok result with a usable `reference` block yields its ratio; a failed one
     its failure, so the ratio series shows it too; an ok one without a block
     (the reference failed there) yields nothing that night."""
-    if not _is_reference_run(rec):
+    if reference_side(rec.data) is None:
         return []
     out = []
     for r in rec.data["results"]:
@@ -302,15 +308,9 @@ def reference_results(rec: RunRecord) -> list[Result]:
             ratio = _get(r, "reference", "ratio")
             if _usable(ratio):
                 out.append(Result(r["model"], mode, "ok", float(ratio), VS_REF_UNIT, better))
-        elif r.get("status") == "failed" and isinstance(r.get("error"), dict):
-            out.append(Result(r["model"], mode, "failed", None, VS_REF_UNIT, better,
-                              error=ErrorInfo(r["error"]["kind"], r["error"]["message"])))
+        elif r.get("status") == "failed":
+            out.append(_not_ok(r, mode, VS_REF_UNIT, better))
     return out
-
-
-def _is_reference_run(rec: RunRecord) -> bool:
-    ab = rec.data["run"].get("ab")
-    return isinstance(ab, dict) and ab.get("reference") is True
 
 
 def _reference_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:

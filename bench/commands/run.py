@@ -184,8 +184,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     if args.reference:  # this build's results carry their ratio to the reference's, pair by pair
         done["b"] = replace(done["b"], results=tuple(reference.attach(done["a"].results, done["b"].results,
                                                                             duet=duet is not None)))
-    out = []
-    for side, part in done.items():
+    out = {}
+    for side, part in done.items():  # side a first: its Keras version goes into b's run.ab
         extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}
         if side:
             extra.update(id=f"{run['id']}-{side}", ab={"id": run["id"], "side": side, "python": sides[side],
@@ -193,15 +193,15 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
                                                        **({"cpus": [list(h) for h in duet]} if duet else {})})
         if args.reference:
             extra["ab"].update(reference=True, **(
-                {"reference_keras_version": out[0].keras_version} if side == "b" and out[0].keras_version else {}))
+                {"reference_keras_version": out["a"].keras_version} if side == "b" and out["a"].keras_version else {}))
         reference_side = args.reference and side == "a"  # --install-log is the nightly's, not its
         rec = _record(args, backend, device, label, module, part, {**run, **extra}, started, finished,
                       None if reference_side else install_log, host, state_start, state_end, findings,
                       "pinned" if reference_side else args.keras_source)
         path = record.write(rec, args.out)
         print(path, flush=True)
-        out.append(rec)
-    return out
+        out[side] = rec
+    return list(out.values())
 
 
 def _record(args, backend, device, label, module, done, run, started, finished, install_log, host,

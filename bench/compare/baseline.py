@@ -28,7 +28,8 @@ from bench.records.newest import is_newer
 from bench.records.history import STDERR, load_history
 from bench.records.record import RunRecord
 from bench.analyse.series import Series, SeriesKey, build_series
-from bench.compare.extras import ab_side, metric_values, worker_values
+from bench.compare.extras import metric_values, worker_values
+from bench.records.extensions import ab_side
 from bench.compare.files import read_records
 
 Target = tuple[str, str]  # backend, device

@@ -4,8 +4,7 @@ All are extensions of schema_version 1 (docs: the record contract), so old
 records lack them and a hostile one may carry anything: every reader here
 returns "absent" for a field of the wrong shape instead of failing.
 
-- run.ab = {"id", "side": "a"|"b", "python", "mode": "duet"|"turns"}: one
-  side of a same-machine A/B run (`bench run --ab`; mode since the duet);
+- run.ab (read by bench.records.extensions.ab_side, for every stage);
 - results[].workers = [{"value", "status", "disturbed", ...}]: one figure
   per worker process (protocol 2);
 - results[].latency.p99_ms (mode "latency"; its value is the p50) and
@@ -24,17 +23,6 @@ METRICS = {
     "host memory": ("memory", "host_peak_bytes", "bytes"),
     "device memory": ("memory", "device_peak_bytes", "bytes"),
 }
-
-
-def ab_side(record_data: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(A/B run id, side 'a' or 'b'), or None when the record is no A/B side."""
-    ab = record_data.get("run", {}).get("ab")
-    if not isinstance(ab, Mapping):
-        return None
-    run_id, side = ab.get("id"), ab.get("side")
-    if isinstance(run_id, str) and run_id and side in ("a", "b"):
-        return run_id, side
-    return None
 
 
 def worker_values(result: Mapping[str, Any], disturbed_too: bool = False) -> tuple[float | None, ...]:

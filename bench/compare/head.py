@@ -22,7 +22,8 @@ from bench.records.history import STDERR
 from bench.records.record import ErrorInfo, RunRecord
 from bench.analyse.series import SeriesKey
 from bench.compare.baseline import Target
-from bench.compare.extras import ab_side, metric_values, worker_values
+from bench.compare.extras import metric_values, worker_values
+from bench.records.extensions import ab_side
 from bench.compare.files import read_records
 
 MetricKey = tuple[SeriesKey, str]  # a series and one of extras.METRICS

@@ -6,6 +6,7 @@ from __future__ import annotations
 import statistics
 from typing import Iterable
 
+from bench.records.extensions import reference_side
 from bench.records.record import RunRecord
 
 
@@ -60,7 +61,7 @@ def summary_table(records: Iterable[RunRecord]) -> str:
             ok = r["status"] == "ok"
             err = r.get("error") or {}
             note = (_workers_note(r) if ok else f"{err.get('kind', '')}: {err.get('message', '')}")
-            if _is_reference_side(rec):
+            if reference_side(rec.data) == "a":
                 note = f"the reference build: {note}"
             rows.append((rec.backend, rec.device, r["model"], r["mode"], r["status"],
                          value_text(r) if ok else "—", spread_of(r) if ok else "",
@@ -71,12 +72,6 @@ def summary_table(records: Iterable[RunRecord]) -> str:
 
     lines = ["  ".join(cell(i, c) for i, c in enumerate(row)).rstrip() for row in [head, *rows]]
     return "\n".join(lines) + "\n" + "".join(unstable_warnings(records))
-
-
-def _is_reference_side(rec: RunRecord) -> bool:
-    """The reference build's record of a `bench run --reference` (side a)."""
-    ab = rec.data["run"].get("ab")
-    return isinstance(ab, dict) and ab.get("reference") is True and ab.get("side") == "a"
 
 
 def _workers_note(r: dict) -> str:

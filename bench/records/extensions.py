@@ -117,6 +117,26 @@ REFERENCE: Mapping[str, tuple[Check, str]] = {
 }
 
 
+# -- readers of run.ab (bench run --ab / --reference), for every stage ----------------
+
+def ab_side(record_data: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(A/B run id, side 'a' or 'b'), or None when the record is no A/B side."""
+    ab = record_data.get("run", {}).get("ab")
+    if not isinstance(ab, Mapping):
+        return None
+    run_id, side = ab.get("id"), ab.get("side")
+    if isinstance(run_id, str) and run_id and side in ("a", "b"):
+        return run_id, side
+    return None
+
+
+def reference_side(record_data: Mapping[str, Any]) -> str | None:
+    """'a' for the reference build's record of a `bench run --reference`, 'b'
+    for the nightly's beside it (run.ab.reference: true), else None."""
+    side = ab_side(record_data)
+    return side[1] if side is not None and record_data["run"]["ab"].get("reference") is True else None
+
+
 def problem(data: Mapping[str, Any]) -> str | None:
     """The first optional field of the wrong type, as 'field X is V; expected F', or None.
 

@@ -52,6 +52,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from bench.errors import shown
+from bench.records.extensions import ab_side
 from bench.records.record import RecordError, RunRecord, parse_time, validate
 
 PROVENANCE_FORMAT = 1
@@ -335,7 +336,7 @@ def _origin(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     if prov is None:
         return "no provenance entry covers its folder; expected a file from a listed artifact folder" if required else None
     run = rec.data["run"]
-    if rec.run_id != prov.run_id and not _side_of(run, prov.run_id):
+    if rec.run_id != prov.run_id and not _side_of(rec, prov.run_id):
         return f"field run.id is {shown(rec.run_id, as_text=ascii)}; expected {prov.run_id!r}, the run its artifact came from"
     if prov.repository is not None and "repository" in run and run["repository"] != prov.repository:
         return (f"field run.repository is {shown(run['repository'], as_text=ascii)}; expected {prov.repository!r}, "
@@ -348,13 +349,12 @@ def _origin(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     return None
 
 
-def _side_of(run: dict, run_id: str) -> bool:
+def _side_of(rec: RunRecord, run_id: str) -> bool:
     """Is this record one side of a paired run (`bench run --reference`, a
     nightly beside its reference build) of the run `run_id`: run.id
     '<run_id>-a' or '-b' and run.ab.id that run?"""
-    ab = run.get("ab")
-    return (isinstance(ab, dict) and ab.get("id") == run_id and ab.get("side") in ("a", "b")
-            and run.get("id") == f"{run_id}-{ab['side']}")
+    side = ab_side(rec.data)
+    return side is not None and side[0] == run_id and rec.run_id == f"{run_id}-{side[1]}"
 
 
 def _fmt(t: datetime) -> str:
