@@ -10,6 +10,7 @@ import pytest
 
 from bench.config import Trends
 from bench.analyse.series import Failure
+from bench.analyse import trends
 from bench.analyse.trends import Assessment, Change, assess, delta_prev, level_noise, qn_sigma
 from bench.present.format import format_delta, format_value, sparkline
 from tests.corpus import make_series
@@ -92,6 +93,24 @@ def test_held_out_series_the_rule_once_got_wrong(name):
     assert a.status == case["label"], case["why"]
     if "change_index" in case:  # the change dated to the night it was built at
         assert a.change.index == case["change_index"]
+
+
+def test_the_bar_counts_the_sigmas_own_error_and_pools_a_few_nights_sigma():
+    # Student's t at noise_factor's tail (3 sigmas), at the Qn's degrees of freedom:
+    # above 3 always, 3.29 from a full 36 nights, higher from fewer.
+    bars = [trends._critical(T, n) for n in (10, 20, 36)]
+    assert bars == sorted(bars, reverse=True) and bars[-1] == pytest.approx(3.29, abs=0.01)
+    assert bars[-1] > T.noise_factor
+    # Committed corpus step-Faster-0.08-age4-2: 2.2 % noise, a +5.8 % level over 4 nights
+    # whose own sigma read 2.7 %. Judged with that sigma alone it sits under the bar; with
+    # it pooled with the old one (28 nights against 4) it clears.
+    shift, sigma, sigma_a, kept = 0.058, 0.0221, 0.0274, 28
+    unpooled_se = trends.MEDIAN_SE * math.sqrt(sigma ** 2 / 36 + sigma_a ** 2 / 4)
+    assert shift < trends._critical(T, kept) * unpooled_se
+    assert trends._clears(shift, sigma, 36, sigma_a, 4, T, kept)
+    # Held-out seed 391: three nights 15.8 % low at a sigma read 6.6 % from 33 nights.
+    assert not trends._clears(-0.158, 0.0663, 36, 0.0663, 3, T, 33)
+    assert trends._clears(-0.25, 0.0663, 36, 0.0663, 3, T, 33)
 
 
 def test_steady_flat_series():
