@@ -17,9 +17,10 @@
 #   BENCH_PYTHON, BENCH_INSTALL, BENCH_PLUGINS  as for install-backend.sh (the same backend)
 #
 # Exit status: 0 when the reference is installed, when there is none, and when
-# its install failed -- then one line says so, the half-made environment is
-# removed (so run-bench.sh runs the nightly alone: its own figures never depend
-# on the reference); 2 for bad inputs, as install-backend.sh. bash 3.2 safe.
+# its install failed -- then one line says so (pip's last lines follow it,
+# folded), the half-made environment is removed (so run-bench.sh runs the
+# nightly alone: its own figures never depend on the reference); 2 for bad
+# inputs, as install-backend.sh. bash 3.2 safe.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -45,6 +46,7 @@ if [[ -n "${BENCH_INSTALL_LOG:-}" && "$log" == "$BENCH_INSTALL_LOG" ]]; then
   die "BENCH_REFERENCE_INSTALL_LOG is '$log', the nightly's BENCH_INSTALL_LOG; expected a log of its own"
 fi
 output="${log%.json}.out"
+tail_lines=30
 mkdir -p "$(dirname "$log")"
 
 # The pinned version only: no git ref, and a real install (not the rehearsal's skip).
@@ -55,4 +57,9 @@ if BENCH_VENV="$venv" BENCH_INSTALL_LOG="$log" BENCH_KERAS_VERSION="$reference" 
 fi
 rm -rf "$venv"
 echo "::warning title=reference not installed::install-reference: the reference keras-nightly==$reference did not install (see $log and $output); the nightly runs alone"
+# The runner's files go at the end of the job and the artifact holds records
+# only, so the job log keeps the reason: pip's last lines, folded on GitHub.
+echo "::group::install-reference: the last $tail_lines lines of $output"
+tail -n "$tail_lines" "$output"
+echo "::endgroup::"
 exit 0

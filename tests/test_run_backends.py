@@ -52,9 +52,17 @@ def test_quick_run_gives_four_ok_results(backend, workers, tmp_path):
     assert rec.data["run"]["protocol"] == {"name": "workers", "version": 2}
     assert [(r.model, r.mode) for r in rec.results] == [
         ("cnn", "train"), ("cnn", "predict"), ("mlp", "train"), ("mlp", "predict")]
-    for r in rec.results:
-        assert_ok(r, min_samples=2 * workers)  # quick_repeats (2 in the tests' config) per worker
     raw = {(r["model"], r["mode"]): r for r in rec.data["results"]}
+    for r in rec.results:
+        assert_ok(r, min_samples=2)
+        # The headline's samples are the clean workers' repeats, quick_repeats (2 in the
+        # tests' config) each. Which workers are clean depends on how busy the host is
+        # (a worker still disturbed on its rerun is left out), so count from the record.
+        ok = [w for w in raw[r.model, r.mode]["workers"] if w["status"] == "ok"
+              and not (w.get("calibration") or w.get("alone"))]
+        clean = [w for w in ok if not w["disturbed"]] or ok
+        assert all(len(w["samples"]) >= 2 for w in ok)
+        assert list(r.samples) == [s for w in clean for s in w["samples"]]
     assert raw["cnn", "train"]["quality"]["held_out_accuracy"] >= 0.9
     assert raw["mlp", "predict"]["quality"]["max_logit_diff"] < 0.1
     assert raw["cnn", "train"]["compile_seconds"] > 0

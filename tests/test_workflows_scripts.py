@@ -230,9 +230,15 @@ def test_install_reference_that_fails_says_so_in_one_line_removes_its_venv_and_e
     out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_INSTALL="broken-backend")
     assert out.returncode == 0 and out.stderr == ""
     log, output = tmp_path / "out" / "install-reference.json", tmp_path / "out" / "install-reference.out"
-    assert out.stdout == (f"::warning title=reference not installed::install-reference: the reference "
-                          f"keras-nightly=={REFERENCE} did not install (see {log} and {output}); "
-                          "the nightly runs alone\n")
+    warning, *folded = out.stdout.splitlines()
+    assert warning == (f"::warning title=reference not installed::install-reference: the reference "
+                       f"keras-nightly=={REFERENCE} did not install (see {log} and {output}); "
+                       "the nightly runs alone")
+    # The runner's files are gone after the job: the job log keeps pip's last lines, folded.
+    assert folded[0] == f"::group::install-reference: the last 30 lines of {output}"
+    assert folded[-1] == "::endgroup::"
+    assert folded[1:-1] == output.read_text().splitlines()[-30:]
+    assert any("No matching distribution found for broken-backend" in line for line in folded)
     assert not (tmp_path / "reference-venv").exists()
     assert len(pip_log.read_text().splitlines()) == 2  # it did try: harness, backend
     assert json.loads(log.read_text())["failed_step"] == "backend"
