@@ -15,14 +15,18 @@ so every ratio should read 1.00 and its spread is the noise the ratio series
 has to beat. For each (backend, model, mode) it prints, over the invocations,
 the spread of this build's headline and of its ratio (the largest distance of
 an invocation from their median, as scripts/bench_stability.py; goal ±3 %,
-must-have ±5 %) and each invocation's values. Not a test: the numbers depend
-on the machine and on what else it is doing.
+must-have ±5 %) and each invocation's values. Then, per mode, how far single
+pairs sit from 1.00 when the two sides' timed windows overlapped by at least
+half and when they did not (the sides are not synchronised: a pair whose
+windows barely overlap compares two moments of the host). Not a test: the
+numbers depend on the machine and on what else it is doing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -106,6 +110,49 @@ def ratios(sides) -> dict[tuple[str, str, str], tuple[float, float]]:
     return out
 
 
+def _window(worker: dict):
+    """The worker's timed repeats (unix s), else its whole benchmark (latency has no timed_window)."""
+    return worker.get("timed_window") or worker.get("window")
+
+
+def _overlap(a, b) -> float:
+    """The share of two windows' union they have in common (0..1)."""
+    union = max(a[1], b[1]) - min(a[0], b[0])
+    return max(0.0, min(a[1], b[1]) - max(a[0], b[0])) / union if union > 0 else 0.0
+
+
+def pair_overlaps(sides) -> list[tuple[str, float, float]]:
+    """(mode, overlap, |log ratio|) of every first-round pair of one
+    invocation's _sides, paired as the ratio pairs them (first-round workers
+    in run order: no calibration worker, no reruns)."""
+    out = []
+    for _backend, a, b in sides:
+        ref = {(r["model"], r["mode"]): r for r in a["results"] if r.get("status") == "ok"}
+        for r in b["results"]:
+            partner = ref.get((r["model"], r["mode"]))
+            if r.get("status") != "ok" or partner is None:
+                continue
+            first = [[w for w in res.get("workers", []) if not (w.get("rerun") or w.get("calibration"))]
+                     for res in (partner, r)]
+            for wa, wb in zip(*first):
+                if wa.get("value") and wb.get("value") and _window(wa) and _window(wb):
+                    out.append((r["mode"], _overlap(_window(wa), _window(wb)),
+                                abs(math.log(wb["value"] / wa["value"]))))
+    return out
+
+
+def overlap_report(sides_per_run) -> None:
+    rows = [row for sides in sides_per_run for row in pair_overlaps(sides)]
+    print("single pairs by how much the two sides' timed windows overlapped:")
+    for mode in sorted({m for m, _, _ in rows}):
+        for label, keep in (("overlap >= 1/2", lambda o: o >= 0.5), ("overlap < 1/2", lambda o: o < 0.5)):
+            logs = [d for m, o, d in rows if m == mode and keep(o)]
+            if logs:
+                beyond = sum(d > math.log(1.1) for d in logs) / len(logs)
+                print(f"  {mode:8} {label:15} {len(logs):4d} pairs: median |log ratio| "
+                      f"{statistics.median(logs):.3f}, {100 * beyond:.0f} % beyond 10 %")
+
+
 def report(args) -> int:
     folders = sorted(p for p in Path(args.folder).iterdir() if p.is_dir())
     sides = [_sides(f) for f in folders]  # each folder's records read once
@@ -137,6 +184,7 @@ def report(args) -> int:
         if spreads:
             key = max(spreads, key=spreads.get)
             print(f"  {name} instead: worst ±{100 * spreads[key]:.1f} % ({'/'.join(key)})")
+    overlap_report(sides)
     return 0
 
 
