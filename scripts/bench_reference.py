@@ -36,6 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.compare.extras import first_round, worker_values  # noqa: E402
 from bench.records.extensions import ab_side  # noqa: E402
 from bench.measure import estimate, reference  # noqa: E402
 
@@ -69,19 +70,25 @@ ESTIMATORS = {
 }
 
 
-def alternatives(sides) -> dict[str, dict[tuple[str, str, str], float]]:
-    """{estimator: {(backend, model, mode): ratio}} for one invocation's _sides."""
-    out: dict[str, dict] = {name: {} for name in ESTIMATORS}
+def _partners(sides):
+    """(backend, the reference's result, this build's result) for every
+    (model, mode) that both sides of one invocation's _sides measured ok."""
     for backend, a, b in sides:
         ref = {(r["model"], r["mode"]): r for r in a["results"] if r.get("status") == "ok"}
         for r in b["results"]:
             partner = ref.get((r["model"], r["mode"]))
-            if r.get("status") != "ok" or partner is None:
-                continue
-            for name, fn in ESTIMATORS.items():
-                found = fn(partner, r)
-                if found is not None:
-                    out[name][(backend, r["model"], r["mode"])] = found[0]
+            if r.get("status") == "ok" and partner is not None:
+                yield backend, partner, r
+
+
+def alternatives(sides) -> dict[str, dict[tuple[str, str, str], float]]:
+    """{estimator: {(backend, model, mode): ratio}} for one invocation's _sides."""
+    out: dict[str, dict] = {name: {} for name in ESTIMATORS}
+    for backend, partner, r in _partners(sides):
+        for name, fn in ESTIMATORS.items():
+            found = fn(partner, r)
+            if found is not None:
+                out[name][(backend, r["model"], r["mode"])] = found[0]
     return out
 
 
@@ -123,21 +130,14 @@ def _overlap(a, b) -> float:
 
 def pair_overlaps(sides) -> list[tuple[str, float, float]]:
     """(mode, overlap, |log ratio|) of every first-round pair of one
-    invocation's _sides, paired as the ratio pairs them (first-round workers
-    in run order: no calibration worker, no reruns)."""
+    invocation's _sides that has both windows, paired as the duet's ratio
+    pairs them (extras.first_round, worker_values with the disturbed ones)."""
     out = []
-    for _backend, a, b in sides:
-        ref = {(r["model"], r["mode"]): r for r in a["results"] if r.get("status") == "ok"}
-        for r in b["results"]:
-            partner = ref.get((r["model"], r["mode"]))
-            if r.get("status") != "ok" or partner is None:
-                continue
-            first = [[w for w in res.get("workers", []) if not (w.get("rerun") or w.get("calibration"))]
-                     for res in (partner, r)]
-            for wa, wb in zip(*first):
-                if wa.get("value") and wb.get("value") and _window(wa) and _window(wb):
-                    out.append((r["mode"], _overlap(_window(wa), _window(wb)),
-                                abs(math.log(wb["value"] / wa["value"]))))
+    for _backend, partner, r in _partners(sides):
+        for wa, wb, va, vb in zip(first_round(partner), first_round(r),
+                                  worker_values(partner, disturbed_too=True), worker_values(r, disturbed_too=True)):
+            if va is not None and vb is not None and _window(wa) and _window(wb):
+                out.append((r["mode"], _overlap(_window(wa), _window(wb)), abs(math.log(vb / va))))
     return out
 
 

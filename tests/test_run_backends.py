@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from bench.measure import pool
 from bench.records import record
 
 REPO = Path(__file__).resolve().parent.parent
@@ -58,8 +59,7 @@ def test_quick_run_gives_four_ok_results(backend, workers, tmp_path):
         # The headline's samples are the clean workers' repeats, quick_repeats (2 in the
         # tests' config) each. Which workers are clean depends on how busy the host is
         # (a worker still disturbed on its rerun is left out), so count from the record.
-        ok = [w for w in raw[r.model, r.mode]["workers"] if w["status"] == "ok"
-              and not (w.get("calibration") or w.get("alone"))]
+        ok = [w for w in pool.counted(raw[r.model, r.mode]["workers"]) if w["status"] == "ok"]
         clean = [w for w in ok if not w["disturbed"]] or ok
         assert all(len(w["samples"]) >= 2 for w in ok)
         assert list(r.samples) == [s for w in clean for s in w["samples"]]

@@ -33,10 +33,17 @@ def worker_values(result: Mapping[str, Any], disturbed_too: bool = False) -> tup
     out: they ran apart from the pairs, so they pair with nothing either; so
     is a duet's calibration worker (`calibration: true`, A's only, run alone
     before the pairs)."""
+    return tuple(_worker_value(w, disturbed_too) for w in first_round(result))
+
+
+def first_round(result: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The result's worker entries that pair by index across two sides, in
+    run order: all but reruns and a duet's calibration worker (see
+    worker_values); () without a workers list."""
     workers = result.get("workers")
     if not isinstance(workers, list):
         return ()
-    return tuple(_worker_value(w, disturbed_too) for w in workers
+    return tuple(w for w in workers
                  if not (isinstance(w, Mapping) and (w.get("rerun") is True or w.get("calibration") is True)))
 
 
