@@ -53,6 +53,9 @@ class Harness:
     # A result whose clean workers lie further than this from the headline is
     # flagged `unstable` (a fraction; pyperf warns at 10 % too).
     unstable_spread: float = 0.10
+    # A timed repeat whose canary reads this many times the fastest canary ran on
+    # a slowed CPU (bench/measure/harness.py); more than 1.
+    canary_tolerance: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -80,6 +83,9 @@ class Device:
     env: Mapping[str, str]
     threads: int | None = None  # compute threads per worker (every backend's own setting)
     cpus: tuple[int, ...] | None = None  # CPU ids the workers are pinned to (sched_setaffinity)
+    # Each (non-duet) worker process pinned to this many of `cpus` (or of all CPUs),
+    # the slice moving on with the worker index (bench/measure/schedule.py).
+    worker_cpus: int | None = None
     # A frozen keras-nightly version run beside each night (bench run --reference;
     # README "The reference build"): None runs the nightly alone.
     reference: str | None = None
@@ -207,7 +213,11 @@ def _latency(c: "_Checker", raw: Any) -> Latency:
 
 
 def _harness(c: "_Checker", raw: Any) -> Harness:
-    return _section(c, Harness, raw, "harness", required=True)
+    h = _section(c, Harness, raw, "harness", required=True)
+    if h.canary_tolerance <= 1:
+        raise ConfigError(f"{c.path}: key 'harness.canary_tolerance' is {raw['canary_tolerance']!r}; "
+                          f"expected a number above 1 (times the fastest canary)")
+    return h
 
 
 def _section(c: "_Checker", cls, raw: Any, key: str, required: bool = False):
@@ -239,7 +249,7 @@ def _backend(c: "_Checker", label: str, raw: Any) -> Backend:
 def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]) -> Device:
     key = f"devices.{label}"
     m = c.mapping(raw, key)
-    c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env", "threads", "cpus",
+    c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env", "threads", "cpus", "worker_cpus",
                           "reference"})
     names = c.labels(m.get("backends"), f"{key}.backends")
     for b in names:
@@ -270,6 +280,7 @@ def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]
         env=MappingProxyType({str(k): str(v) for k, v in env.items()}),
         threads=c.pos_int(m["threads"], f"{key}.threads") if "threads" in m else None,
         cpus=_cpus(c, m["cpus"], f"{key}.cpus") if "cpus" in m else None,
+        worker_cpus=c.pos_int(m["worker_cpus"], f"{key}.worker_cpus") if "worker_cpus" in m else None,
         reference=_version(c, m["reference"], f"{key}.reference") if m.get("reference") is not None else None,
     )
 

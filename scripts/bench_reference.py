@@ -4,7 +4,7 @@ samples/s do not? (issue 10, "The reference build" in the README)
 
     # 5 separate `bench run --reference REF_PYTHON` invocations, jax and torch,
     # harness.ab_workers pairs (or --workers); the records are kept in --out
-    .venv/bin/python scripts/bench_reference.py run --runs 5 --out .local/reference [--reference REF_PYTHON] [--workers N]
+    .venv/bin/python scripts/bench_reference.py run --runs 5 --out .local/reference [--reference REF_PYTHON] [--workers N] [--modes M]
     # the same report from kept records: one folder per invocation, each with
     # both sides' records (also takes `bench run --ab A B` folders: the ratio
     # is then computed from the two records, pair by pair, as --reference does)
@@ -51,7 +51,8 @@ def run(args) -> int:
         folder.mkdir(parents=True, exist_ok=True)
         cmd = [sys.executable, "-m", "bench", "run", "--reference", args.reference or sys.executable,
                "--backend", args.backends, "--out", str(folder)] + (
-                   ["--workers", str(args.workers)] if args.workers else [])
+                   ["--workers", str(args.workers)] if args.workers else []) + (
+                   ["--modes", args.modes] if args.modes else [])
         started = time.monotonic()
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         (folder / "run.log").write_text(done.stderr, encoding="utf-8")
@@ -197,6 +198,7 @@ def main() -> int:
     r.add_argument("--backends", default="jax,torch")
     r.add_argument("--reference", help="the reference venv's python (default: this one: identical builds)")
     r.add_argument("--workers", type=int, help="pairs per benchmark (default: harness.ab_workers)")
+    r.add_argument("--modes", help="only these modes, e.g. latency (default: benchmarks.yaml's modes)")
     s = sub.add_parser("report", help="the report from kept invocation folders")
     s.add_argument("folder")
     args = p.parse_args()

@@ -6,6 +6,8 @@
     .venv/bin/python scripts/bench_stability.py --full --hog --pin       # ... with the workers on the hog's CPU
     .venv/bin/python scripts/bench_stability.py --full --keep DIR        # keep the records
     .venv/bin/python scripts/bench_stability.py --from DIR               # the same report from kept records
+    .venv/bin/python scripts/bench_stability.py --full --canary-tolerance 1.25  # another slow-CPU rule
+    .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
 
 Each run is a fresh `python -m bench run --backend B [--quick]` (protocol 2:
 its own worker processes). Prints each run's headline per (model, mode), their
@@ -77,6 +79,11 @@ def one_run(backend: str, extra: list[str], keep: Path | None, started=lambda: N
     return {(r["model"], r["mode"]): r for r in data["results"] if r["status"] == "ok"}, wall
 
 
+def fmt(v: float) -> str:
+    """samples/s as 80,512; a latency in ms as 0.2341."""
+    return f"{v:,.0f}" if v >= 100 else f"{v:.4g}"
+
+
 def spread(values: list[float]) -> float:
     mid = statistics.median(values)
     return max(abs(v / mid - 1) for v in values)
@@ -97,8 +104,8 @@ def report_stability(backend: str, runs: list[dict]) -> float:
         vals = [r["value"] for r in rs]
         s = spread(vals)
         worst = max(worst, s)
-        print(f"{backend}: {'/'.join(key):<14} {statistics.median(vals):>10,.0f} {100 * s:>6.1f}%  "
-              + ", ".join(f"{v:,.0f}" for v in vals))
+        print(f"{backend}: {'/'.join(key):<14} {fmt(statistics.median(vals)):>10} {100 * s:>6.1f}%  "
+              + ", ".join(fmt(v) for v in vals))
         per = []
         for how in estimate.ESTIMATORS:
             est = [estimate.headline(clean_values(r), r.get("better", "bigger"), how) for r in rs if clean_values(r)]
@@ -119,10 +126,10 @@ def references(runs: list[dict]) -> list[float]:
     return out
 
 
-def config_variant(folder: Path, name: str, pattern: str, repl: str, what: str) -> Path:
-    """A copy of benchmarks.yaml, in `folder`, with exactly one match of
-    `pattern` (multiline regex) replaced: one local-cpu setting changed."""
-    text, n = re.subn(pattern, repl, (REPO / "benchmarks.yaml").read_text(), flags=re.M)
+def config_variant(folder: Path, name: str, pattern: str, repl: str, what: str, base: Path | None = None) -> Path:
+    """A copy of benchmarks.yaml (or of `base`), in `folder`, with exactly one
+    match of `pattern` (multiline regex) replaced: one setting changed."""
+    text, n = re.subn(pattern, repl, (base or REPO / "benchmarks.yaml").read_text(), flags=re.M)
     if n != 1:
         raise SystemExit(f"benchmarks.yaml: expected exactly one {what}")
     path = folder / name
@@ -130,10 +137,23 @@ def config_variant(folder: Path, name: str, pattern: str, repl: str, what: str) 
     return path
 
 
-def pinned_config(folder: Path) -> Path:
+def pinned_config(folder: Path, base: Path | None = None) -> Path:
     """benchmarks.yaml with `cpus: [0]` under local-cpu."""
     return config_variant(folder, "pinned.yaml", r"^(  local-cpu:\n)", r"\g<1>    cpus: [0]\n",
-                          "`  local-cpu:` device to pin")
+                          "`  local-cpu:` device to pin", base)
+
+
+def worker_cpus_config(folder: Path, n: int, base: Path | None = None) -> Path:
+    """benchmarks.yaml with local-cpu's `worker_cpus` set to n (0: the line removed, workers unpinned)."""
+    repl = f"    worker_cpus: {n}\n" if n else ""
+    return config_variant(folder, "worker-cpus.yaml", r"^    worker_cpus: \d+\n", repl,
+                          "`    worker_cpus:` line (local-cpu)", base)
+
+
+def tolerance_config(folder: Path, tolerance: float, base: Path | None = None) -> Path:
+    """benchmarks.yaml with `harness.canary_tolerance` set (the throughput repeats' slow-CPU rule)."""
+    return config_variant(folder, "tolerance.yaml", r"^(harness:\n)", rf"\g<1>  canary_tolerance: {tolerance}\n",
+                          "`harness:` section", base)
 
 
 def hog_run(backend: str, extra: list[str], delay: float, seconds: float, keep) -> tuple[dict, float, tuple]:
@@ -263,6 +283,10 @@ def main(argv=None) -> int:
     p.add_argument("--hog-delay", type=float, default=20.0)
     p.add_argument("--hog-seconds", type=float, default=40.0)
     p.add_argument("--keep", type=Path, default=None, help="copy every record here")
+    p.add_argument("--worker-cpus", type=int, default=None,
+                   help="run with local-cpu's worker_cpus set to this (0: unpinned workers)")
+    p.add_argument("--canary-tolerance", type=float, default=None,
+                   help="run with this harness.canary_tolerance (a copy of benchmarks.yaml)")
     p.add_argument("--from", dest="source", type=Path, default=None,
                    help="report on records kept by an earlier --keep instead of running")
     args = p.parse_args(argv)
@@ -270,8 +294,15 @@ def main(argv=None) -> int:
         return from_records(args.source)
     extra = ([] if args.full else ["--quick"]) + (["--models", args.models] if args.models else []) \
         + (["--modes", args.modes] if args.modes else [])
+    folder, variant = Path(tempfile.mkdtemp(prefix="bench-stability-")), None
     if args.pin:
-        extra += ["--config", str(pinned_config(Path(tempfile.mkdtemp(prefix="bench-stability-"))))]
+        variant = pinned_config(folder)
+    if args.canary_tolerance:
+        variant = tolerance_config(folder, args.canary_tolerance, variant)
+    if args.worker_cpus is not None:
+        variant = worker_cpus_config(folder, args.worker_cpus, variant)
+    if variant is not None:
+        extra += ["--config", str(variant)]
     if args.hog:
         score = HogScore()
         for backend in args.backends.split(","):
@@ -287,7 +318,7 @@ def main(argv=None) -> int:
         for i in range(args.runs):
             values, wall = one_run(backend, extra, args.keep)
             runs.append(values)
-            shown = "  ".join(f"{m}/{mode} {r['value']:,.0f}" for (m, mode), r in values.items())
+            shown = "  ".join(f"{m}/{mode} {fmt(r['value'])}" for (m, mode), r in values.items())
             print(f"{backend} run {i + 1}: {shown}  (wall {wall:.0f} s)", flush=True)
         worst = max(worst, report_stability(backend, runs))
         print(f"{backend}: reference workload per run (ms, the host's own speed): "

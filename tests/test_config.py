@@ -19,6 +19,8 @@ def test_the_tests_config_describes_the_homelab():
 def test_the_shipped_config_is_valid_and_is_the_packages_default(tmp_path, monkeypatch):
     shipped = config.load(config.DEFAULT_PATH)
     assert shipped.devices and shipped.backends
+    # local-cpu: one CPU per worker process (benchmarks.yaml says why)
+    assert (shipped.devices["local-cpu"].worker_cpus, shipped.harness.canary_tolerance) == (1, 3.0)
     # bench/benchmarks.yaml is a link to the repository's file users edit: one file.
     assert config.DEFAULT_PATH.resolve() == config.REPO_ROOT / "benchmarks.yaml"
     monkeypatch.delenv(config.ENV_VAR)
@@ -49,6 +51,10 @@ def _raw():
      "key 'devices.local-cpu.reference' is 3.13; expected a keras-nightly version in quotes"),
     (lambda r: r["devices"]["local-cpu"].update(reference="3.13; rm -rf /"),
      "key 'devices.local-cpu.reference' is '3.13; rm -rf /'"),
+    (lambda r: r["devices"]["local-cpu"].update(worker_cpus=0),
+     "key 'devices.local-cpu.worker_cpus' is 0; expected a positive integer"),
+    (lambda r: r["harness"].update(canary_tolerance=1),
+     "key 'harness.canary_tolerance' is 1; expected a number above 1 (times the fastest canary)"),
 ])
 def test_malformed_config_is_refused_with_key_and_form(mutate, message):
     raw = _raw()

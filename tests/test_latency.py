@@ -48,3 +48,75 @@ def test_workers_combine_to_the_median_worker_figures():
               for p in (0.30, 0.22, 0.16)]
     assert latency.combine(blocks) == {"p50_ms": 0.22, "p90_ms": 1.22, "p99_ms": 5.22, "mean_ms": 0.22,
                                        "calls": 600, "path": "predict_on_batch", "workers": 3}
+
+
+class StateMachine:
+    """A fake vCPU with speed states: calls and the canary both run `factor` x
+    slower while the fake time is inside one of `slow` [(start, end, factor)]."""
+
+    def __init__(self, call_ms=0.2, canary_ms=5.0, slow=()):
+        self.now, self.call_ms, self.canary_ms, self.slow = 0.0, call_ms, canary_ms, list(slow)
+
+    def clock(self):
+        return self.now
+
+    def _work(self, ms):
+        f = max([f for s, e, f in self.slow if s <= self.now < e], default=1.0)
+        self.now += ms * f / 1000.0
+        return ms * f / 1000.0
+
+    def call(self):
+        self._work(self.call_ms)
+
+    def canary(self):
+        return self._work(self.canary_ms)
+
+
+def rounds_on(machine, repeats=5, calls=200):
+    return latency.measure_rounds(lambda n: latency.measure(machine.call, n, 0, machine.clock).samples_ms, calls,
+                                  latency.protocol(repeats, warmup_calls=20), machine.clock, machine.canary)
+
+
+def test_rounds_in_a_slow_state_are_left_out_and_redone():
+    # 0.2 ms calls; from 0.15 s to 0.3 s of fake time the vCPU runs 1.5x slower
+    # (what this VM's states do): the rounds there read 0.3 ms and are redone
+    m = StateMachine(slow=[(0.15, 0.30, 1.5)])
+    got = rounds_on(m)
+    assert got.samples == [pytest.approx(0.2)] * 5  # five clean rounds, as asked
+    # the two rounds inside the state, and the one after it whose opening canary ran in it
+    assert got.disturbed_samples == [pytest.approx(0.3), pytest.approx(0.3), pytest.approx(0.2)]
+    assert got.latency.p50_ms == pytest.approx(0.2) and len(got.latency.samples_ms) == 5 * 200
+    assert got.latency.summary(rounds=5)["rounds"] == 5
+
+
+def test_without_rounds_the_same_state_moves_the_p50():
+    # the single 200-call window of workers v2, started inside the slow state
+    m = StateMachine(slow=[(0.0, 1.0, 1.5)])
+    assert latency.measure(m.call, 200, 20, m.clock).p50_ms == pytest.approx(0.3)
+
+
+def test_a_worker_slow_throughout_keeps_every_round_and_says_so():
+    m = StateMachine(slow=[(0.0, 100.0, 1.5)])
+    got = rounds_on(m, repeats=3)
+    # the fastest canary is a slow one too: every round reads clean at 0.3 ms
+    assert got.samples == [pytest.approx(0.3)] * 3 and got.disturbed_samples == []
+
+
+def test_the_latency_protocol_waits_out_slow_states_within_its_budget():
+    p = latency.protocol(7, warmup_calls=20)
+    assert (p.repeats, p.warmup_steps, p.canary_tolerance, p.max_extra_repeats) == (7, 20, 1.25, 21)
+    # slow for longer than 7 + 21 rounds: all 28 rounds are kept, flagged `all`
+    m = StateMachine(slow=[(0.3, 100.0, 1.5)])
+    got = rounds_on(m, repeats=7)
+    assert len(got.timing.repeats) == 28 and got.timing.summary()["canary"]["kept"] == "all"
+
+
+def test_a_worker_slow_throughout_is_caught_by_the_runs_fastest_canary():
+    # the same worker as above, given the fastest canary an earlier worker of the run saw:
+    # every round is now slow, all are kept and the record says so (the pool flags the worker)
+    m = StateMachine(slow=[(0.0, 100.0, 1.5)])
+    got = latency.measure_rounds(lambda n: latency.measure(m.call, n, 0, m.clock).samples_ms, 200,
+                                 latency.protocol(3, warmup_calls=20), m.clock, m.canary, canary_floor=0.005)
+    canary = got.timing.summary()["canary"]
+    assert (canary["kept"], canary["floor_seconds"], canary["baseline_seconds"]) == ("all", 0.005, pytest.approx(0.0075))
+    assert len(got.timing.repeats) == 3 + 9 and got.samples == [pytest.approx(0.3)] * 12

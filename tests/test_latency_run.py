@@ -16,9 +16,14 @@ def test_latency_mode_records_percentiles_memory_energy_and_the_machine(tmp_path
     (r,) = rec.data["results"]
     assert (r["status"], r["unit"], r["better"], r["batch_size"]) == ("ok", "ms", "smaller", 1)
     lat = r["latency"]
-    assert lat["path"] == "predict_on_batch" and lat["calls"] >= 2 * 200 and lat["workers"] == 2
+    ok = [w for w in r["workers"] if w["status"] == "ok"]
+    # the clean workers' blocks (a worker in a slow CPU state throughout is flagged and rerun)
+    assert lat["path"] == "predict_on_batch" and 1 <= lat["workers"] <= len(ok)
+    # --quick: 3 clean rounds of 200 calls per worker (all rounds when fewer were clean)
+    assert lat["rounds"] >= lat["workers"] and lat["calls"] == 200 * lat["rounds"]
     assert 0 < lat["p50_ms"] <= lat["p90_ms"] <= lat["p99_ms"]
-    assert len(r["samples"]) >= 400  # every timed call of the clean workers
+    assert len(r["samples"]) >= 3  # one p50 per kept round of the clean workers
+    assert all(w["samples"] for w in ok)
     assert r["quality"]["held_out_accuracy"] >= 0.9  # the committed weights, gated before timing
     mem = r["memory"]
     assert mem["host_peak_bytes"] > 50 * 2**20 and mem["device_peak_bytes"] is None  # jax on CPU

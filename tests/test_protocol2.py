@@ -4,6 +4,7 @@ and the checks of what was timed. Fake clocks and fake workers throughout."""
 
 import threading
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -188,6 +189,36 @@ def test_the_first_worker_calibrates_and_every_later_worker_reuses_its_steps():
                                "window": [0.0, 1.0], "timed_window": [0.25, 0.75]}
 
 
+def test_every_later_worker_gets_the_fastest_canary_its_side_has_seen():
+    canaries = iter([0.006, 0.004, 0.005])  # each worker's own fastest canary, in order
+    floors = []
+
+    def script(task, s):
+        floors.append(s.canary_floor)
+        p = payload((s.model, s.mode), 100.0)
+        p["result"]["canary"]["baseline_seconds"] = next(canaries)
+        return p
+
+    pool.run_backend([spec("mlp", "latency")], 3, FakeWorkers(script))
+    # the first worker has none; then the fastest so far (a slow-state worker is judged by it)
+    assert floors == [None, 0.006, 0.004]
+
+
+def test_a_worker_process_hands_its_fastest_canary_to_its_next_benchmark(tmp_path, monkeypatch):
+    from bench.measure import child, worker
+
+    seen, own = [], iter([0.005, 0.007, 0.004])
+
+    def execute(s):
+        seen.append(s.canary_floor)
+        return {"result": {"status": "ok", "canary": {"baseline_seconds": next(own)}}, "environment": {}}
+
+    monkeypatch.setattr(child, "execute", execute)
+    specs = [replace(spec(*k), canary_floor=0.006) for k in KEYS[:3]]  # the parent's floor: 6 ms
+    assert worker.main([worker.WorkerSpec(tuple(specs), str(tmp_path / "events.jsonl")).to_json()]) == 0
+    assert seen == [0.006, 0.005, 0.005]  # the parent's, then the fastest this process read
+
+
 def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_reruns_once():
     values = iter([100.0, 102.0, 60.0, 98.0, 101.0, 99.0])  # the third worker is hogged
 
@@ -205,6 +236,25 @@ def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_rer
     assert r["value"] == 100.0 and r["disturbed_workers"] == 1  # median of 100, 102, 98, 101, 99
     assert r["samples"] == [100.0, 102.0, 98.0, 101.0, 99.0]
     assert r["unstable"] is False and r["spread"] == pytest.approx(0.02)
+
+
+def test_peak_memory_counts_every_ok_worker_while_latency_counts_the_clean_ones():
+    rows = iter([(0.20, 100), (0.21, 300), (0.40, 300), (0.19, 100), (0.22, 300), (0.20, 100)])
+
+    def script(task, s):
+        p50, mib = next(rows)
+        p = payload((s.model, s.mode), p50, load={"cpu_per_wall": 1.0, "stall": 0.5, "steal": 0.0}
+                    if p50 == 0.40 else None)
+        p["result"].update(latency={"p50_ms": p50, "p90_ms": p50, "p99_ms": p50, "mean_ms": p50, "calls": 200,
+                                    "path": "predict_on_batch"},
+                           memory={"host_peak_bytes": mib << 20, "device_peak_bytes": None})
+        return p
+
+    r = pool.run_backend([spec("mlp", "latency")], 5, FakeWorkers(script))[""].results[0]
+    assert r["workers"][2]["disturbed"] is True  # the 0.40 ms worker, rerun as the sixth
+    assert r["latency"]["p50_ms"] == 0.2  # median of the clean 0.20, 0.21, 0.19, 0.22, 0.20
+    # median_high of all six (100, 300, 300, 100, 300, 100 MiB); of the clean five it would be 100
+    assert r["memory"]["host_peak_bytes"] == 300 << 20
 
 
 def test_a_spread_beyond_the_limit_is_flagged_unstable_with_the_reason():
@@ -392,6 +442,22 @@ def test_threads_or_cpus_that_do_not_exist_are_named_by_key():
     assert "devices.x.threads" in check.resources(2, (1,), {0, 1}, "devices.x")
 
 
+def test_worker_cpus_beyond_the_machine_or_below_threads_are_named_by_key():
+    assert check.resources(1, None, {0, 1}, "devices.local-cpu", worker_cpus=1) is None
+    assert check.resources(None, None, {0, 1}, "devices.x", worker_cpus=3) == (
+        "key 'devices.x.worker_cpus' is 3; this machine gives the workers 2 CPU(s) (expected 1..2)")
+    assert check.resources(2, None, {0, 1}, "devices.x", worker_cpus=1) == (
+        "key 'devices.x.threads' is 2; this machine gives the workers 1 CPU(s) (expected 1..1)")
+    assert check.resources(None, None, None, "devices.x", worker_cpus=1) == (
+        "key 'devices.x.worker_cpus' is 1; this OS cannot pin CPUs (no sched_setaffinity)")
+
+
+def test_with_worker_cpus_each_worker_takes_the_next_slice_of_the_cpus():
+    tasks = [schedule.Task("", w, KEYS) for w in range(5)]
+    assert [schedule.worker_slice(t, {0, 1}, 1) for t in tasks] == [(0,), (1,), (0,), (1,), (0,)]
+    assert [schedule.worker_slice(t, (4, 5, 6), 2) for t in tasks[:3]] == [(4, 5), (6, 4), (5, 6)]
+
+
 def test_bench_run_refuses_missing_cpus_before_any_benchmark(tmp_path, monkeypatch, capsys):
     from bench import cli
     from bench.commands import run as run_cmd
@@ -426,6 +492,19 @@ def test_bench_run_ab_runs_a_duet_on_cpu_halves_or_says_why_it_runs_turns(monkey
     assert "this platform cannot pin CPUs" in capsys.readouterr().err
     assert run_cmd._duet(SimpleNamespace(ab=args.ab, reference=None, ab_mode="turns"), device) == (device, None)
     assert run_cmd._duet(SimpleNamespace(ab=None, reference=None, ab_mode="duet"), device) == (device, None)
+
+
+def test_a_nightly_worker_runs_on_its_slice_with_worker_cpus_else_on_the_devices_cpus(monkeypatch):
+    from bench import config
+    from bench.commands import run as run_cmd
+
+    monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1})
+    sliced = config.Device("box", (), (), "cpu", True, {}, {}, threads=1, worker_cpus=1)
+    tasks = [schedule.Task("", w, KEYS) for w in range(3)]
+    assert [run_cmd._worker_cpus(t, sliced) for t in tasks] == [(0,), (1,), (0,)]
+    pinned = config.Device("box", (), (), "cpu", True, {}, {}, threads=1, cpus=(1,))
+    assert run_cmd._worker_cpus(tasks[0], pinned) == (1,)
+    assert run_cmd._worker_cpus(tasks[0], config.Device("box", (), (), "cpu", True, {}, {})) is None
 
 
 def test_bench_run_ab_auto_runs_a_duet_on_a_cpu_device_and_turns_on_a_gpu(monkeypatch, capsys):

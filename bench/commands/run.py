@@ -89,7 +89,8 @@ def main(args) -> int:
     if (args.ab or args.reference) and args.protocol != 2:
         raise ConfigError(f"{'--ab' if args.ab else '--reference'} needs --protocol 2 (the two sides' workers interleave)")
     sides = _sides(args.ab, args.reference)
-    problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}")
+    problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}",
+                              device.worker_cpus)
     if problem:  # before any benchmark starts
         raise ConfigError(f"{cfg.path}: {problem}")
     device, duet = _duet(args, device)
@@ -150,6 +151,13 @@ def _duet(args, device):
     return device, pair
 
 
+def _worker_cpus(task, device):
+    """A (non-duet) worker's CPUs: its slice with `worker_cpus`, else the device's `cpus`."""
+    if device.worker_cpus:
+        return schedule.worker_slice(task, device.cpus or _available_cpus(), device.worker_cpus)
+    return device.cpus
+
+
 def _available_cpus():
     return set(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
 
@@ -163,7 +171,7 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     state_start = telemetry.snapshot()
     if args.protocol == 2:
         def spawn(task, todo):
-            cpus = schedule.duet_cpus(task, duet) if duet else device.cpus
+            cpus = schedule.duet_cpus(task, duet) if duet else _worker_cpus(task, device)
             return pool.spawn_worker(task, todo, timeout=timeout, python=sides[task.side], cpus=cpus,
                                      echo=args.verbose)
 
@@ -216,7 +224,8 @@ def _record(args, backend, device, label, module, done, run, started, finished, 
             environ=os.environ, host=host),
             **machine.environment_block(state_start, state_end, list(done.environments), os.environ),
             # protocol 2: the device's thread/CPU settings and bench check's findings
-            "threads": device.threads, "cpus": list(device.cpus) if device.cpus else None, "check": findings},
+            "threads": device.threads, "cpus": list(device.cpus) if device.cpus else None,
+            **({"worker_cpus": device.worker_cpus} if device.worker_cpus else {}), "check": findings},
         "results": list(done.results),
     }, source=f"{label}/{device.label} record")
 
@@ -244,7 +253,8 @@ def _spec(backend, device, model: str, mode: str, cfg, protocol: Protocol) -> Sp
                 batch_size=1 if mode == "latency" else cfg.models[model].batch_size, repeats=protocol.repeats,
                 min_repeat_seconds=protocol.min_repeat_seconds, warmup_steps=protocol.warmup_steps,
                 result_path="", env=_env(device),
-                latency_calls=cfg.latency.calls, latency_warmup=cfg.latency.warmup_calls)
+                latency_calls=cfg.latency.calls, latency_warmup=cfg.latency.warmup_calls,
+                canary_tolerance=protocol.canary_tolerance)
 
 
 def _env(device) -> dict:

@@ -307,8 +307,9 @@ def _test_values(base: BaseEntry, runs: tuple[float, ...], run_dips: int, head_n
     run: the honest run-to-run spread; but with too few of them (after dips)
     no test could ever reach alpha (7 repeats against 3 nights: p >= 0.017),
     so then every repeat sample stands in; so too with fewer than
-    MIN_RUNS_FOR_SPREAD runs (1000 latency calls against one base value
-    would test where that one value falls, not a change)."""
+    MIN_RUNS_FOR_SPREAD runs (1000 latency calls of workers v2 records, or
+    35 round p50s of v3 ones, against one base value would test where that
+    one value falls, not a change)."""
     if len(runs) >= MIN_RUNS_FOR_SPREAD and min_p_value(head_n, len(runs)) <= alpha:
         return runs, "nights" if base.kind == NIGHTS else "runs", run_dips
     samples, dips = drop_dips(base.samples, base.better)

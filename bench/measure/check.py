@@ -121,15 +121,17 @@ def render(items: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def resources(threads: int | None, cpus, available: set[int] | None, key: str) -> str | None:
-    """Why the device's `threads`/`cpus` do not exist on this machine, or None.
+def resources(threads: int | None, cpus, available: set[int] | None, key: str,
+              worker_cpus: int | None = None) -> str | None:
+    """Why the device's `threads`/`cpus`/`worker_cpus` do not exist on this machine, or None.
 
     `available`: the CPU ids this process may run on (os.sched_getaffinity);
     `key`: 'devices.<label>' for the message.
     """
     if available is None:
-        if cpus:
-            return f"key '{key}.cpus' is {list(cpus)}; this OS cannot pin CPUs (no sched_setaffinity)"
+        if cpus or worker_cpus:
+            name, value = ("cpus", list(cpus)) if cpus else ("worker_cpus", worker_cpus)
+            return f"key '{key}.{name}' is {value}; this OS cannot pin CPUs (no sched_setaffinity)"
         return None
     if cpus:
         bad = [c for c in cpus if c not in available]
@@ -137,6 +139,10 @@ def resources(threads: int | None, cpus, available: set[int] | None, key: str) -
             return (f"key '{key}.cpus' is {list(cpus)}; CPU(s) {bad} do not exist here "
                     f"(expected ids among {sorted(available)})")
     limit = len(cpus) if cpus else len(available)
+    if worker_cpus is not None and worker_cpus > limit:
+        return (f"key '{key}.worker_cpus' is {worker_cpus}; this machine gives the workers {limit} CPU(s) "
+                f"(expected 1..{limit})")
+    limit = worker_cpus or limit
     if threads is not None and threads > limit:
         return (f"key '{key}.threads' is {threads}; this machine gives the workers {limit} CPU(s) "
                 f"(expected 1..{limit})")

@@ -64,6 +64,8 @@ class Spec:
     steps: int | None = None  # protocol 2: the fixed work per call (None: calibrate here)
     latency_calls: int = latency.MIN_CALLS  # mode "latency": timed batch-1 calls ...
     latency_warmup: int = 20                # ... after this many untimed ones
+    canary_tolerance: float = 3.0  # throughput repeats (harness.canary_tolerance)
+    canary_floor: float | None = None  # the fastest canary seen earlier in the run, seconds
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -73,7 +75,7 @@ class Spec:
 
     def protocol(self) -> harness.Protocol:
         return harness.Protocol(repeats=self.repeats, min_repeat_seconds=self.min_repeat_seconds,
-                                warmup_steps=self.warmup_steps)
+                                warmup_steps=self.warmup_steps, canary_tolerance=self.canary_tolerance)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -139,7 +141,7 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
 
     timed = usage.metered(kept, device)
     timing = _stage("timing", harness.benchmark, timed, spec.batch_size, spec.protocol(), clock, None,
-                    spec.steps, disturbance.snapshot)
+                    spec.steps, disturbance.snapshot, time.time, spec.canary_floor)
     energy = timed.energy(len(timing.repeats), spec.batch_size)
     setup = _stage("timing", harness.setup_seconds, run, timing, clock)
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
@@ -154,8 +156,10 @@ def _device_name(env_info: dict) -> str:
 
 def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict:
     """Mode "latency": batch-1 `predict_on_batch` (Keras's compiled single-batch
-    path, the one online inference takes), `spec.latency_calls` timed calls
-    after `spec.latency_warmup` untimed ones; value = p50 in ms."""
+    path, the one online inference takes) in rounds of `spec.latency_calls`
+    timed calls, each round a harness repeat between two canaries, after
+    `spec.latency_warmup` untimed calls; value = p50 in ms over the calls of
+    the rounds the canaries kept (bench/measure/latency.py says why)."""
     x1 = d.x_test[:1]
 
     def call():
@@ -164,16 +168,21 @@ def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict
     compile_seconds = _stage("compile", harness.time_call, call, clock)
     gate_spec = Spec(**{**spec.__dict__, "mode": "predict", "batch_size": LATENCY_GATE_BATCH})
     quality = _stage("gate", _gate, model, d, gate_spec, clock)
-    for _ in range(spec.latency_warmup):
-        _stage("timing", call)
-    # The meter is read once around all timed calls (one "step" of `calls` samples),
-    # never inside a timed call.
-    timed = usage.metered(lambda calls: latency.measure(call, calls, 0, clock), device)
-    lat = _stage("timing", timed, spec.latency_calls)
-    energy = timed.energy(1, 1)
-    return dict(status="ok", value=lat.p50_ms, samples=[round(s, 6) for s in lat.samples_ms],
-                latency=lat.summary(), compile_seconds=round(compile_seconds, 6), quality=quality,
-                energy=energy)
+
+    def timed_round(calls):  # the harness's run(steps): `calls` batch-1 calls, each timed
+        return latency.measure(call, calls, 0, clock).samples_ms
+
+    # The meter is read around each round, never inside a timed call.
+    timed = usage.metered(timed_round, device)
+    got = _stage("timing", latency.measure_rounds, timed, spec.latency_calls,
+                 latency.protocol(spec.repeats, spec.latency_warmup), clock, None, disturbance.snapshot,
+                 spec.canary_floor)
+    lat = got.latency
+    summary = {k: v for k, v in got.timing.summary().items() if k not in ("calibration", "warmup_seconds")}
+    summary["canary"]["disturbed_samples"] = got.disturbed_samples  # in ms (the harness gives samples/s)
+    return dict(status="ok", value=lat.p50_ms, samples=got.samples,
+                latency=lat.summary(rounds=len(got.samples)), compile_seconds=round(compile_seconds, 6),
+                quality=quality, energy=timed.energy(len(got.timing.repeats), 1), **summary)  # J per 1000 calls
 
 
 def _import_keras(backend, spec: Spec, env_info: dict):

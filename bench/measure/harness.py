@@ -96,6 +96,7 @@ class Protocol:
             repeats=harness.quick_repeats if quick else harness.repeats,
             min_repeat_seconds=harness.quick_min_repeat_seconds if quick else harness.min_repeat_seconds,
             warmup_steps=harness.warmup_steps,
+            canary_tolerance=harness.canary_tolerance,
         )
 
 
@@ -123,7 +124,7 @@ class Timing:
     steps: int
     samples_per_step: int
     repeats: tuple[Repeat, ...]
-    canary_baseline: float  # fastest canary seen, seconds
+    canary_baseline: float  # fastest canary this benchmark read, seconds
     canary_tolerance: float
     wanted: int  # clean repeats the protocol asked for
     warmup_seconds: float = 0.0
@@ -132,6 +133,7 @@ class Timing:
     # must overlap to move the figure (the worker's `window` also spans imports,
     # data, compile and calibration).
     timed_window: tuple[float, float] | None = None
+    canary_floor: float | None = None  # the fastest canary of the run before it (harness.benchmark)
 
     def __post_init__(self):
         if not self.repeats:
@@ -142,7 +144,7 @@ class Timing:
 
     def disturbed(self, r: Repeat) -> bool:
         """Did the CPU run slow around this repeat (canary beyond tolerance)?"""
-        return r.canary > self.canary_tolerance * self.canary_baseline
+        return r.canary > self.canary_tolerance * full_speed(self.canary_baseline, self.canary_floor)
 
     @property
     def clean(self) -> tuple[Repeat, ...]:
@@ -178,6 +180,7 @@ class Timing:
             "calibration": [[s, round(t, 6)] for s, t in self.calibration],
             "canary": {
                 "baseline_seconds": self.canary_baseline,
+                **({"floor_seconds": self.canary_floor} if self.canary_floor else {}),
                 "tolerance": self.canary_tolerance,
                 "seconds": [round(r.canary, 6) for r in kept],
                 "disturbed_samples": [self.throughput(r) for r in dropped],
@@ -221,9 +224,13 @@ def numpy_canary(size: int = 64, reps: int = 320, clock: Clock = time.perf_count
 class _Canaries:
     """The fastest canary seen so far: the 'CPU at full speed' reference."""
 
-    def __init__(self, canary: Canary, warmup: int = CANARY_WARMUP):
+    def __init__(self, canary: Canary, warmup: int = CANARY_WARMUP, floor: float | None = None):
         self.canary = canary
-        self.baseline = min(canary() for _ in range(warmup))
+        # `floor`: the fastest canary an earlier benchmark of this run saw. Without
+        # it, a benchmark that starts in a slow CPU state takes that state as "full
+        # speed" and keeps its slow repeats (bench/measure/latency.py, workers v3).
+        self.floor = floor
+        self.baseline = min(canary() for _ in range(warmup))  # this benchmark's own fastest
 
     def read(self) -> float:
         c = self.canary()
@@ -231,7 +238,17 @@ class _Canaries:
         return c
 
     def slow(self, *readings: float, tolerance: float) -> bool:
-        return max(readings) > tolerance * self.baseline
+        return max(readings) > tolerance * self.full_speed
+
+    @property
+    def full_speed(self) -> float:
+        return full_speed(self.baseline, self.floor)
+
+
+def full_speed(baseline: float, floor: float | None) -> float:
+    """The canary at full CPU speed: this benchmark's fastest, or the run's
+    fastest before it (`floor`) when that is faster."""
+    return min(baseline, floor) if floor else baseline
 
 
 def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries) -> tuple[tuple[int, float], ...]:
@@ -296,16 +313,18 @@ def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _C
 
 def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock = time.perf_counter,
               canary: Canary | None = None, steps: int | None = None, probe: Probe | None = None,
-              wall: Clock = time.time) -> Timing:
+              wall: Clock = time.time, canary_floor: float | None = None) -> Timing:
     """Warm up, calibrate and time `run` (already compiled by a first call).
 
     `samples_per_step` is the batch size: throughput = steps * batch / seconds.
     `steps` given (protocol 2's fixed work, calibrated by the series' first
     worker): no calibration, every repeat does exactly that work. `probe`
     (disturbance.snapshot) is read around every timed call; `wall` (unix s)
-    dates the timed repeats, for Timing.timed_window.
+    dates the timed repeats, for Timing.timed_window. `canary_floor`: the
+    fastest canary (seconds) seen earlier in this run, the full-speed figure
+    when it is faster than any this benchmark reads.
     """
-    canaries = _Canaries(canary or numpy_canary(clock=clock))
+    canaries = _Canaries(canary or numpy_canary(clock=clock), floor=canary_floor)
     warmup = time_call(lambda: run(protocol.warmup_steps), clock) if protocol.warmup_steps else 0.0
     if steps is None:
         trials = calibrate(run, protocol, clock, canaries)
@@ -319,7 +338,7 @@ def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock 
     return Timing(steps=steps, samples_per_step=samples_per_step, repeats=repeats,
                   canary_baseline=canaries.baseline, canary_tolerance=protocol.canary_tolerance,
                   wanted=protocol.repeats, warmup_seconds=warmup, calibration=trials,
-                  timed_window=(started, wall()))
+                  timed_window=(started, wall()), canary_floor=canary_floor)
 
 
 def spread(values: Mapping[str, float] | list[float]) -> float:

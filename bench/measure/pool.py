@@ -12,6 +12,10 @@ schedule (bench/measure/schedule.py). Each task is one worker process
   reached run in a fresh process. An install failure stops that side.
 - disturbance: after all workers, each benchmark's workers are compared
   (bench/measure/disturbance.py); a disturbed worker is rerun once, at the end.
+  Every worker gets its side's fastest canary so far (`Spec.canary_floor`):
+  a worker that runs in a slow CPU state throughout then reads its repeats as
+  slow (`canary.kept: all`) and is flagged, instead of taking that state for
+  full speed (workers v3; bench/measure/latency.py says why).
 - headline: estimate.headline over the clean workers (all ok ones when none
   is clean), `spread`, and `unstable` with its reason.
 - duet (A/B only, schedule.duet): A's calibration worker runs alone, then
@@ -209,8 +213,14 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     if why:
         result["unstable_why"] = why
     # latency percentiles, peak memory and energy: the median clean worker's (issue 13)
+    every = [p["result"] for p in series.payloads]
     clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]
-    result.update(usage.combine(clean_payloads or [p["result"] for p in series.payloads]))
+    result.update(usage.combine(clean_payloads or every))
+    if "memory" in result:
+        # ... but peak memory over every ok worker: a slowed CPU does not move it, and
+        # a subset would change the mix of benchmark orders in the worker processes
+        # (a benchmark's peak includes what the process built before it)
+        result["memory"] = usage.combine(every)["memory"]
     setups = [e["setup_seconds"] for e in clean if "setup_seconds" in e]
     if setups:
         result["setup_seconds"] = round(statistics.median(setups), 6)
@@ -236,11 +246,14 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     broken: dict[str, dict] = {side: {"kind": "install", "message": install_error} for side in sides} \
         if install_error else {}
     steps: dict[Key, int] = {}
+    # per side (a reference build's numpy may differ): the fastest canary any of its
+    # workers has seen, every later worker's floor (workers v3)
+    floors: dict[str, float] = {}
     envs: dict[str, list] = {side: [] for side in sides}
     runnable = tuple(k for k in keys if k not in skipped)
 
-    def todo(pending) -> list[Spec]:
-        return [replace(by_key[k], steps=steps.get(k)) for k in pending]
+    def todo(task: schedule.Task, pending) -> list[Spec]:
+        return [replace(by_key[k], steps=steps.get(k), canary_floor=floors.get(task.side)) for k in pending]
 
     def absorb(task: schedule.Task, out: WorkerOutcome, pending: list, alone: bool = False) -> None:
         """Take what one worker process left behind; `pending` loses what it settled.
@@ -259,6 +272,9 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                     steps.setdefault(k, ev["payload"]["result"].get("steps_per_call"))
                     if ev["payload"]["result"].get("canary", {}).get("kept") == "all":
                         entry["canary_all"] = True
+                fastest = ev["payload"]["result"].get("canary", {}).get("baseline_seconds")
+                if fastest:
+                    floors[task.side] = min(fastest, floors.get(task.side, fastest))
                 if ev["payload"].get("environment"):
                     envs[task.side].append(ev["payload"]["environment"])
                 s.entries.append(entry)
@@ -286,7 +302,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                         broken[task.side]["kind"], f"not run: {broken[task.side]['message']}"), rerun=task.rerun,
                         calibration=task.calibration))
                 return
-            out = started if first and started is not None else spawn_fn(task, todo(pending))
+            out = started if first and started is not None else spawn_fn(task, todo(task, pending))
             # the rest of `pending` runs in a fresh worker process; in a duet that one runs
             # without its partner, at another speed: its entries count nowhere (`alone`)
             absorb(task, out, pending, alone=started is not None and not first)
@@ -298,7 +314,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                 run_task(task)
             return
         with ThreadPoolExecutor(len(group)) as together:  # a duet: both processes at once
-            outs = list(together.map(lambda t: spawn_fn(t, todo(t.keys)), group))
+            outs = list(together.map(lambda t: spawn_fn(t, todo(t, t.keys)), group))
         for task, out in zip(group, outs):
             run_task(task, out)
 

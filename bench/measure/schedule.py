@@ -22,7 +22,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-NAME, VERSION = "workers", 2
+# The protocol's history (a new version starts a new baseline for every series):
+#   workers v2: worker processes, fixed work, rotated order, duets for A/B.
+#   workers v3: the latency mode times its calls in canary-checked rounds
+#               (bench/measure/latency.py), and every worker judges its
+#               canaries against the fastest its side has seen in the run
+#               (pool.py's floor); throughput repeats otherwise as in v2.
+NAME, VERSION = "workers", 3
 PROTOCOL = {"name": NAME, "version": VERSION}
 
 
@@ -88,6 +94,16 @@ def duet_reruns(disturbed: dict[tuple[str, tuple[str, str]], int], workers: int,
     uncontended, at another speed than its duet workers)."""
     either = {("a", k): max(disturbed.get((side, k), 0) for side in ("a", "b")) for k in order}
     return [(t, replace(t, side="b")) for t in reruns(either, workers, order, ("a",))]
+
+
+def worker_slice(task: Task, cpus, size: int) -> tuple[int, ...]:
+    """The `size` CPUs of `cpus` that `task`'s process is pinned to: consecutive
+    slices, moving on by one slice per worker index (wrapping), so the workers
+    of a benchmark share out the CPUs (each vCPU here has speed states of its
+    own: bench/measure/latency.py)."""
+    ordered = sorted(cpus)
+    start = task.worker * size
+    return tuple(ordered[(start + i) % len(ordered)] for i in range(size))
 
 
 def halves(cpus) -> tuple[tuple[int, ...], tuple[int, ...]] | None:

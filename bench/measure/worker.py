@@ -4,7 +4,9 @@ Runs several benchmarks of one backend in one process (one Keras import),
 each through bench/measure/child.py's `execute` (import, build, compile, gate,
 timing, verify), in the order the parent gives (bench/measure/schedule.py).
 Before anything is imported it pins itself to `cpus` (os.sched_setaffinity,
-inherited by every thread the backend starts later).
+inherited by every thread the backend starts later). Each benchmark gets the
+fastest canary seen so far, by the parent's earlier workers or by this process
+(`Spec.canary_floor`), as its full-speed figure.
 
 It appends to `result_path`, one JSON line per event, flushed at once, so the
 parent knows which benchmark is running (for its per-benchmark timeout) and
@@ -19,7 +21,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,10 @@ class WorkerSpec:
                    tuple(d["cpus"]) if d.get("cpus") else None)
 
 
+def _faster(a: float | None, b: float | None) -> float | None:
+    return min((x for x in (a, b) if x), default=None)
+
+
 def pin(cpus) -> None:
     if cpus and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(cpus))
@@ -60,11 +66,13 @@ def main(argv: list[str] | None = None) -> int:
             out.write(json.dumps(event, sort_keys=True, allow_nan=False) + "\n")
             out.flush()
 
+        floor = None  # the fastest canary this process has seen: the next benchmark's floor
         for spec in w.specs:
             key = [spec.model, spec.mode]
             t0 = time.time()
             emit({"start": key, "time": t0})
-            payload = child.execute(spec)
+            payload = child.execute(replace(spec, canary_floor=_faster(spec.canary_floor, floor)))
+            floor = _faster(floor, payload["result"].get("canary", {}).get("baseline_seconds"))
             emit({"done": key, "payload": payload, "window": [round(t0, 3), round(time.time(), 3)]})
     return 0
 

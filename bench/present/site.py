@@ -155,8 +155,9 @@ def _env_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
 
 def _spread(samples: Sequence[float]) -> dict:
     """{"spread": interquartile range over the median (a fraction), "iqr": [q1, q3]}:
-    robust both for 7 timed repeats and for 200 per-call latencies (whose tail
-    the p99 series shows); nulls under 2 samples."""
+    robust both for 7 timed repeats and for a workers v2 record's 200 per-call
+    latencies (whose tail the p99 series shows; v3 keeps one p50 per round);
+    nulls under 2 samples."""
     if len(samples) < 2:
         return {"spread": None, "iqr": None}
     q1, mid, q3 = statistics.quantiles(samples, n=4)

@@ -97,6 +97,7 @@ LATENCY: Mapping[str, tuple[Check, str]] = {
     **{k: (_optional(_number()), "a finite number >= 0 or null") for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms")},
     "calls": (_integer(0), "an integer >= 0"),
     "path": (_string, "a string"),
+    "rounds": (_integer(0), "an integer >= 0"),  # workers v3 on: the timed rounds the calls came from
 }
 MEMORY: Mapping[str, tuple[Check, str]] = {
     "host_peak_bytes": (_optional(_integer(0)), "an integer >= 0 or null"),
