@@ -245,6 +245,12 @@ class _Canaries:
         return full_speed(self.baseline, self.floor)
 
 
+def faster(a: float | None, b: float | None) -> float | None:
+    """The faster (smaller) of two canary readings, either may be missing: how a
+    floor is carried from benchmark to benchmark and from worker to worker."""
+    return min((x for x in (a, b) if x), default=None)
+
+
 def full_speed(baseline: float, floor: float | None) -> float:
     """The canary at full CPU speed: this benchmark's fastest, or the run's
     fastest before it (`floor`) when that is faster."""

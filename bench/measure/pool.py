@@ -42,7 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from bench.measure import disturbance, estimate, failures, schedule, usage
+from bench.measure import disturbance, estimate, failures, harness, schedule, usage
 from bench.measure.child import Spec, backend_mode
 from bench.measure.runner import _kill_group  # one way to end a worker and its children
 from bench.measure.worker import WorkerSpec
@@ -248,7 +248,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     steps: dict[Key, int] = {}
     # per side (a reference build's numpy may differ): the fastest canary any of its
     # workers has seen, every later worker's floor (workers v3)
-    floors: dict[str, float] = {}
+    floors: dict[str, float | None] = {}
     envs: dict[str, list] = {side: [] for side in sides}
     runnable = tuple(k for k in keys if k not in skipped)
 
@@ -272,9 +272,8 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                     steps.setdefault(k, ev["payload"]["result"].get("steps_per_call"))
                     if ev["payload"]["result"].get("canary", {}).get("kept") == "all":
                         entry["canary_all"] = True
-                fastest = ev["payload"]["result"].get("canary", {}).get("baseline_seconds")
-                if fastest:
-                    floors[task.side] = min(fastest, floors.get(task.side, fastest))
+                floors[task.side] = harness.faster(
+                    floors.get(task.side), ev["payload"]["result"].get("canary", {}).get("baseline_seconds"))
                 if ev["payload"].get("environment"):
                     envs[task.side].append(ev["payload"]["environment"])
                 s.entries.append(entry)

@@ -43,10 +43,6 @@ class WorkerSpec:
                    tuple(d["cpus"]) if d.get("cpus") else None)
 
 
-def _faster(a: float | None, b: float | None) -> float | None:
-    return min((x for x in (a, b) if x), default=None)
-
-
 def pin(cpus) -> None:
     if cpus and hasattr(os, "sched_setaffinity"):
         os.sched_setaffinity(0, set(cpus))
@@ -60,6 +56,7 @@ def main(argv: list[str] | None = None) -> int:
     w = WorkerSpec.from_json(argv[0])
     pin(w.cpus)
     from bench.measure import child  # after pinning: the backend's threads inherit it
+    from bench.measure.harness import faster
 
     with open(w.result_path, "a", encoding="utf-8") as out:
         def emit(event: dict) -> None:
@@ -71,8 +68,8 @@ def main(argv: list[str] | None = None) -> int:
             key = [spec.model, spec.mode]
             t0 = time.time()
             emit({"start": key, "time": t0})
-            payload = child.execute(replace(spec, canary_floor=_faster(spec.canary_floor, floor)))
-            floor = _faster(floor, payload["result"].get("canary", {}).get("baseline_seconds"))
+            payload = child.execute(replace(spec, canary_floor=faster(spec.canary_floor, floor)))
+            floor = faster(floor, payload["result"].get("canary", {}).get("baseline_seconds"))
             emit({"done": key, "payload": payload, "window": [round(t0, 3), round(time.time(), 3)]})
     return 0
 
