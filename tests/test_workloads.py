@@ -1,5 +1,6 @@
 """Workload data, the quality gate's checks, and the committed reference weights."""
 
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
@@ -104,9 +105,45 @@ def test_committed_references_are_small_and_consistent(model):
     assert all(w.dtype == np.float32 for w in r.weights)
 
 
+def make_weights_check(*args):
+    return subprocess.run([sys.executable, "scripts/make_weights.py", "--check", *args], cwd=REPO,
+                          capture_output=True, text=True, timeout=600)
+
+
+def installed_versions() -> dict:
+    spec = importlib.util.spec_from_file_location("make_weights", REPO / "scripts/make_weights.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.versions()
+
+
+def rewrite_reference(model, out: Path, meta: dict, nudge: float = 0.0) -> None:
+    """Copy the committed file to out/<model>.npz with `meta` and the first weight nudged."""
+    ref = gate.load_reference(model)
+    weights = [w + nudge if i == 0 else w for i, w in enumerate(ref.weights)]
+    gate.save_reference(out / f"{model}.npz", weights, ref.logits, ref.accuracy, meta)
+
+
 @pytest.mark.slow
 def test_make_weights_reproduces_the_committed_files():
-    proc = subprocess.run([sys.executable, "scripts/make_weights.py", "--check"], cwd=REPO,
-                          capture_output=True, text=True, timeout=600)
+    proc = make_weights_check()
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
-    assert proc.stdout.count("weights identical") == 2
+    # identical where the versions are the committed ones; else the same model up to rounding
+    assert proc.stdout.count("weights identical") + proc.stdout.count("as expected across versions") == 2
+
+
+@pytest.mark.slow
+def test_make_weights_check_fails_when_the_same_versions_give_other_weights(tmp_path):
+    rewrite_reference("mlp", tmp_path, installed_versions(), nudge=0.01)
+    proc = make_weights_check("--models", "mlp", "--out", str(tmp_path))
+    assert proc.returncode == 1, proc.stdout + proc.stderr[-2000:]
+    assert "mlp: weights DIFFER with the same versions" in proc.stdout
+
+
+@pytest.mark.slow
+def test_make_weights_check_accepts_other_versions_when_the_model_passes_the_gate(tmp_path):
+    rewrite_reference("mlp", tmp_path, {**installed_versions(), "jax_version": "0.0.1"}, nudge=0.01)
+    proc = make_weights_check("--models", "mlp", "--out", str(tmp_path))
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
+    assert f"as expected across versions (jax 0.0.1 -> {installed_versions()['jax_version']})" in proc.stdout
+    assert "gate passes" in proc.stdout

@@ -15,7 +15,7 @@ differences are in logit units, smaller is better.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -49,6 +49,7 @@ class Reference:
     logits: np.ndarray
     accuracy: float
     source: str
+    meta: dict = field(default_factory=dict)  # how it was built: backend, versions, seed
 
 
 def accuracy(logits: np.ndarray, labels: np.ndarray) -> float:
@@ -104,7 +105,8 @@ def load_reference(model: str, path: Path | None = None) -> Reference:
     with np.load(path) as f:
         count = int(f["count"])
         weights = tuple(f[f"w{i}"].astype(np.float32) for i in range(count))
-        return Reference(weights, f["logits"].astype(np.float64), float(f["accuracy"]), str(path))
+        meta = {k.removeprefix("meta_"): str(f[k]) for k in f.files if k.startswith("meta_")}
+        return Reference(weights, f["logits"].astype(np.float64), float(f["accuracy"]), str(path), meta)
 
 
 def save_reference(path: Path, weights, logits: np.ndarray, acc: float, meta: dict) -> None:
