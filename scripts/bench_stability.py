@@ -10,7 +10,7 @@
     .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
 
 Each run is a fresh `python -m bench run --backend B [--quick]` (protocol 2:
-its own worker processes). Prints each run's headline per (model, mode), their
+its own worker processes); the backends take turns, run by run. Prints each run's headline per (model, mode), their
 median and spread (the largest distance of a run from the median; goal ±3 %,
 must ±5 %), each run's wall time, and, computed from the same records' worker
 figures, the spread every candidate headline estimator (bench/measure/estimate.py)
@@ -248,6 +248,27 @@ def hogged_share(worker: list, hog: tuple) -> float:
     return max(0.0, overlap) / max(worker[1] - worker[0], 1e-9)
 
 
+def mode_seconds(records: list[dict]) -> dict[str, float]:
+    """Seconds spent per mode, summed over every worker's `window` of every record
+    (imports and compile included, the process start not)."""
+    out: dict[str, float] = {}
+    for d in records:
+        for r in d["results"]:
+            for w in r.get("workers", []):
+                if w.get("window"):
+                    out[r["mode"]] = out.get(r["mode"], 0.0) + w["window"][1] - w["window"][0]
+    return out
+
+
+def print_mode_time(backend: str, records: list[dict]) -> None:
+    """What each mode costs, per run: issue 13's growth when latency rides along in the same workers."""
+    per = {m: s / len(records) for m, s in mode_seconds(records).items()}
+    shown = ", ".join(f"{m} {s:.0f}" for m, s in sorted(per.items()))
+    rest = sum(s for m, s in per.items() if m != "latency")
+    growth = f"; latency adds {100 * per['latency'] / rest:.0f} % to the rest" if "latency" in per and rest else ""
+    print(f"{backend}: seconds in workers per run, by mode: {shown}{growth}")
+
+
 def from_records(folder: Path) -> int:
     """The stability report, plus each record's wall time (finished_at - started_at), from kept records."""
     from datetime import datetime
@@ -267,6 +288,7 @@ def from_records(folder: Path) -> int:
         if len(runs) >= 2:
             worst = max(worst, report_stability(backend, runs))
             print(f"{backend}: reference workload per run (ms): " + ", ".join(f"{x:.2f}" for x in references(runs)))
+        print_mode_time(backend, records)
     print(f"\nlargest spread: ±{100 * worst:.1f}% (goal ±3 %, must ±5 %)")
     return 0
 
@@ -313,13 +335,17 @@ def main(argv=None) -> int:
         print_hog_score(score)
         return 0
     worst = 0.0
-    for backend in args.backends.split(","):
-        runs = []
-        for i in range(args.runs):
+    backends = args.backends.split(",")
+    by_backend: dict[str, list] = {b: [] for b in backends}
+    # the backends take turns (jax, torch, jax, torch, ...) so the host's drift over
+    # the hour lands on every backend alike instead of on whichever ran last
+    for i in range(args.runs):
+        for backend in backends:
             values, wall = one_run(backend, extra, args.keep)
-            runs.append(values)
+            by_backend[backend].append(values)
             shown = "  ".join(f"{m}/{mode} {fmt(r['value'])}" for (m, mode), r in values.items())
             print(f"{backend} run {i + 1}: {shown}  (wall {wall:.0f} s)", flush=True)
+    for backend, runs in by_backend.items():
         worst = max(worst, report_stability(backend, runs))
         print(f"{backend}: reference workload per run (ms, the host's own speed): "
               + ", ".join(f"{x:.2f}" for x in references(runs)))

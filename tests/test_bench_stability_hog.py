@@ -1,5 +1,6 @@
 """scripts/bench_stability.py --hog's scoring, on made-up worker entries: which
-workers count as under the hog (by their timed repeats), and the in-run moves."""
+workers count as under the hog (by their timed repeats), and the in-run moves;
+and --from's time per mode."""
 
 import sys
 from pathlib import Path
@@ -46,3 +47,15 @@ def test_an_unflagged_hogged_worker_shows_as_an_in_run_move(capsys):
     assert (score.overlapped, score.flagged) == (2, 0)
     assert score.in_run == pytest.approx(1 - 90.0 / 102.0)
     capsys.readouterr()
+
+
+def test_time_per_mode_sums_every_workers_window_and_gives_latencys_share(capsys):
+    def result(mode, *windows):
+        return {"mode": mode, "workers": [{"window": list(w)} for w in windows] + [{"status": "failed"}]}
+    records = [{"results": [result("train", (0, 100), (200, 260)), result("latency", (100, 120))]},
+               {"results": [result("train", (0, 140)), result("predict", (140, 180)), result("latency", (180, 220))]}]
+    assert bs.mode_seconds(records) == {"train": 300.0, "latency": 60.0, "predict": 40.0}
+    bs.print_mode_time("jax", records)
+    # per run: train 150, predict 20, latency 30 -> 30 / 170
+    assert capsys.readouterr().out == ("jax: seconds in workers per run, by mode: latency 30, predict 20, "
+                                       "train 150; latency adds 18 % to the rest\n")
