@@ -36,15 +36,15 @@ def versions() -> dict:
     """{"<dist>_version": installed version or "absent"} for BUILT_WITH."""
     from importlib import metadata
 
-    def version(dist):
-        try:
-            return metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            return "absent"
+    def version(*dists):  # the first of these distributions installed
+        for dist in dists:
+            try:
+                return metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                pass
+        return "absent"
     # keras-nightly installs the `keras` module under another distribution name
-    found = {"keras": version("keras-nightly") if version("keras") == "absent" else version("keras")}
-    found.update({d: version(d) for d in BUILT_WITH if d != "keras"})
-    return {f"{d}_version": v for d, v in found.items()}
+    return {f"{d}_version": version(d, "keras-nightly") if d == "keras" else version(d) for d in BUILT_WITH}
 
 
 def version_changes(committed: dict, here: dict) -> list[str]:

@@ -142,8 +142,9 @@ def test_make_weights_check_fails_when_the_same_versions_give_other_weights(tmp_
 
 @pytest.mark.slow
 def test_make_weights_check_accepts_other_versions_when_the_model_passes_the_gate(tmp_path):
-    rewrite_reference("mlp", tmp_path, {**installed_versions(), "jax_version": "0.0.1"}, nudge=0.01)
+    here = installed_versions()
+    rewrite_reference("mlp", tmp_path, {**here, "jax_version": "0.0.1"}, nudge=0.01)
     proc = make_weights_check("--models", "mlp", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
-    assert f"as expected across versions (jax 0.0.1 -> {installed_versions()['jax_version']})" in proc.stdout
+    assert f"as expected across versions (jax 0.0.1 -> {here['jax_version']})" in proc.stdout
     assert "gate passes" in proc.stdout

@@ -212,15 +212,11 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
                   estimator=estimate.HEADLINE)
     if why:
         result["unstable_why"] = why
-    # latency percentiles, peak memory and energy: the median clean worker's (issue 13)
+    # latency percentiles and energy: the median clean worker's (issue 13); peak memory
+    # over every ok worker (usage.combine says why)
     every = [p["result"] for p in series.payloads]
     clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]
-    result.update(usage.combine(clean_payloads or every))
-    if "memory" in result:
-        # ... but peak memory over every ok worker: a slowed CPU does not move it, and
-        # a subset would change the mix of benchmark orders in the worker processes
-        # (a benchmark's peak includes what the process built before it)
-        result["memory"] = usage.combine(every)["memory"]
+    result.update(usage.combine(clean_payloads or every, memory_from=every))
     setups = [e["setup_seconds"] for e in clean if "setup_seconds" in e]
     if setups:
         result["setup_seconds"] = round(statistics.median(setups), 6)

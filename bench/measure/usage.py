@@ -143,11 +143,16 @@ class Metered:
         return {"joules_per_1000_samples": round(1000.0 * joules / samples, 6), "source": self._meter.source}
 
 
-def combine(results: list[dict]) -> dict:
+def combine(results: list[dict], memory_from: list[dict] | None = None) -> dict:
     """A result's `latency`, `memory` and `energy` from its (clean) workers' own
     results (protocol 2): the median worker's figure of each, so one worker's
     outlier moves none of them; an `unavailable` reason is kept when no worker
-    had the figure."""
+    had the figure.
+
+    `memory_from` (default `results`): the results peak memory is taken over.
+    The pool gives every ok worker there: a slowed CPU does not move a peak, and
+    a subset would change the mix of benchmark orders in the worker processes
+    (a benchmark's peak includes what its process built before it)."""
     import statistics
 
     from bench.measure import latency
@@ -156,7 +161,8 @@ def combine(results: list[dict]) -> dict:
     lat = [r["latency"] for r in results if isinstance(r.get("latency"), dict)]
     if lat:
         out["latency"] = latency.combine(lat)
-    mems = [r["memory"] for r in results if isinstance(r.get("memory"), dict)]
+    mems = [r["memory"] for r in (results if memory_from is None else memory_from)
+            if isinstance(r.get("memory"), dict)]
     if mems:
         mem = dict(mems[0])
         for key in ("host_peak_bytes", "device_peak_bytes"):
