@@ -56,6 +56,9 @@ class Harness:
     # A timed repeat whose canary reads this many times the fastest canary ran on
     # a slowed CPU (bench/measure/harness.py); more than 1.
     canary_tolerance: float = 3.0
+    # Throughput repeats that disagree by more than this fraction get extra repeats
+    # (bench/measure/harness.py); absent: none. benchmarks.yaml says why.
+    spread_goal: float | None = None
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.measure import estimate, lock  # noqa: E402
+from bench.measure import estimate, lock, pool  # noqa: E402
 
 HOG = "import os, sys, time\nos.sched_setaffinity(0, {0})\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
 
@@ -114,7 +114,35 @@ def report_stability(backend: str, runs: list[dict]) -> float:
         unstable = sum(bool(r.get("unstable")) for r in rs)
         print(f"{'':>{len(backend) + 2}}  estimators across runs: {', '.join(per)}; disturbed workers per run "
               f"{flagged}; unstable in {unstable}/{len(rs)} runs")
+        extras = usage_spreads(rs)
+        if extras:
+            print(f"{'':>{len(backend) + 2}}  {extras}")
     return worst
+
+
+def freshest_peak(r: dict) -> int | None:
+    """The host peak of the result's freshest workers (pool.freshest: what records
+    from 2026-12-04 on report), median_high; None for workers without positions."""
+    ok = [w for w in r.get("workers", []) if w["status"] == "ok" and not (w.get("calibration") or w.get("alone"))]
+    if not ok or not all("position" in w and "host_peak_bytes" in w for w in ok):
+        return None
+    return statistics.median_high(ok[i]["host_peak_bytes"] for i in pool.freshest(ok))
+
+
+def usage_spreads(rs: list[dict]) -> str:
+    """The spread across runs of the p99 (latency) and of the host peak memory, as
+    recorded and, where the workers carry positions, from the freshest workers."""
+    parts = []
+    p99 = [r["latency"]["p99_ms"] for r in rs if isinstance(r.get("latency"), dict) and r["latency"].get("p99_ms")]
+    if len(p99) == len(rs):
+        parts.append(f"p99 ±{100 * spread(p99):.1f}%")
+    peaks = [r.get("memory", {}).get("host_peak_bytes") for r in rs]
+    if all(isinstance(p, int) and p for p in peaks):
+        parts.append(f"host peak memory ±{100 * spread(peaks):.1f}% ({statistics.median(peaks) / 2**20:.0f} MiB)")
+    fresh = [freshest_peak(r) for r in rs]
+    if all(fresh):
+        parts.append(f"from the freshest workers ±{100 * spread(fresh):.1f}%")
+    return ", ".join(parts)
 
 
 def references(runs: list[dict]) -> list[float]:

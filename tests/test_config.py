@@ -21,6 +21,7 @@ def test_the_shipped_config_is_valid_and_is_the_packages_default(tmp_path, monke
     assert shipped.devices and shipped.backends
     # local-cpu: one CPU per worker process (benchmarks.yaml says why)
     assert (shipped.devices["local-cpu"].worker_cpus, shipped.harness.canary_tolerance) == (1, 3.0)
+    assert shipped.harness.spread_goal is None  # no extra repeats for disagreement (benchmarks.yaml: why)
     # bench/benchmarks.yaml is a link to the repository's file users edit: one file.
     assert config.DEFAULT_PATH.resolve() == config.REPO_ROOT / "benchmarks.yaml"
     monkeypatch.delenv(config.ENV_VAR)
@@ -53,6 +54,8 @@ def _raw():
      "key 'devices.local-cpu.reference' is '3.13; rm -rf /'"),
     (lambda r: r["devices"]["local-cpu"].update(worker_cpus=0),
      "key 'devices.local-cpu.worker_cpus' is 0; expected a positive integer"),
+    (lambda r: r["harness"].update(spread_goal=0),
+     "key 'harness.spread_goal' is 0; expected a positive number"),
     (lambda r: r["harness"].update(canary_tolerance=1),
      "key 'harness.canary_tolerance' is 1; expected a number above 1 (times the fastest canary)"),
 ])

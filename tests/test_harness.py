@@ -123,6 +123,16 @@ def test_repeats_that_disagree_get_more_repeats_up_to_the_budget():
     assert len(benchmark(calm.run, BATCH, protocol(repeats=3), clock=calm.clock, canary=calm.canary).repeats) == 3
 
 
+def test_without_a_spread_goal_disagreeing_repeats_get_no_extra_repeats():
+    # The same disagreeing repeats as above: with spread_goal None (the shipped
+    # throughput setting) the wanted 3 clean repeats end the timing.
+    m = FakeMachine(step_seconds=0.01, jitter=[1, 1, 1, 1.0, 2.0, 1.0, 1.05, 1.0, 0.98, 7.0])
+    t = benchmark(m.run, BATCH, protocol(repeats=3, max_extra_repeats=3, spread_goal=None),
+                  clock=m.clock, canary=m.canary)
+    assert len(t.repeats) == 3
+    assert t.value == pytest.approx(t.steps * BATCH / (t.steps * 0.01 * 1.0))
+
+
 def test_a_burst_between_the_canaries_is_outvoted_by_the_median():
     # Slow only inside repeat 3's run call (the canaries either side are fast).
     m = FakeMachine(step_seconds=0.01, jitter=[1, 1, 1, 1, 1, 8.0, 1, 1])
@@ -157,6 +167,7 @@ def test_timing_reports_samples_per_second():
     ({"repeats": 0}, "Protocol.repeats is 0"),
     ({"min_repeat_seconds": -1}, "Protocol.min_repeat_seconds is -1"),
     ({"canary_tolerance": 1.0}, "Protocol.canary_tolerance is 1.0"),
+    ({"spread_goal": 0}, "Protocol.spread_goal is 0"),
 ])
 def test_protocol_rejects_bad_values_showing_them(kw, message):
     with pytest.raises(ValueError, match=message):
@@ -168,6 +179,9 @@ def test_protocol_from_config_quick_and_full():
     quick, full = Protocol.from_config(h, quick=True), Protocol.from_config(h, quick=False)
     assert (quick.repeats, quick.min_repeat_seconds) == (h.quick_repeats, h.quick_min_repeat_seconds)
     assert (full.repeats, full.min_repeat_seconds) == (h.repeats, h.min_repeat_seconds)
+    assert full.spread_goal is h.spread_goal is None  # the tests' config sets none: no extra repeats
+    goal = Protocol.from_config(config.Harness(**{**h.__dict__, "spread_goal": 0.1}), quick=False)
+    assert goal.spread_goal == 0.1
     # The shipped protocol (the tests' own config keeps quick runs short).
     shipped = config.load(Path(__file__).resolve().parents[1] / "benchmarks.yaml").harness
     assert shipped.quick_repeats >= 3 and shipped.repeats >= 5

@@ -2,6 +2,7 @@
 disturbance flags, worker crashes, A/B sides, the machine lock, bench check,
 and the checks of what was timed. Fake clocks and fake workers throughout."""
 
+import json
 import threading
 import time
 from dataclasses import replace
@@ -163,14 +164,14 @@ class FakeWorkers:
     def __call__(self, task, specs):
         self.calls.append((task, [(s.model, s.mode, s.steps) for s in specs]))
         events = []
-        for s in specs:
+        for position, s in enumerate(specs):
             key = (s.model, s.mode)
             events.append({"start": list(key), "time": 0.0})
             p = self.script(task, s)
             if p in ("crash", "hang"):
                 return pool.WorkerOutcome(-11 if p == "crash" else -9, p == "hang", 1.0, tuple(events),
                                           "Fatal Python error: Segmentation fault", None, 60.0)
-            events.append({"done": list(key), "payload": p, "window": [0.0, 1.0]})
+            events.append({"done": list(key), "payload": p, "window": [0.0, 1.0], "position": position})
         return pool.WorkerOutcome(0, False, 1.0, tuple(events), timeout=60.0)
 
 
@@ -186,7 +187,30 @@ def test_the_first_worker_calibrates_and_every_later_worker_reuses_its_steps():
     assert r["workers"][0] == {"value": 100.0, "samples": [100.0], "status": "ok", "disturbed": False,
                                "steps_per_call": 11, "setup_seconds": 0.01, "reference_seconds": 0.004,
                                "disturbance": {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0},
-                               "window": [0.0, 1.0], "timed_window": [0.25, 0.75]}
+                               "window": [0.0, 1.0], "timed_window": [0.25, 0.75], "position": 0}
+    assert [w["position"] for w in out[""].results[1]["workers"]] == [1, 0, 1]  # its place in each process
+
+
+def test_peak_memory_is_the_first_round_worker_that_ran_the_benchmark_first():
+    # Two benchmarks, 3 workers (orders AB, BA, AB); a process's peak grows with what
+    # ran before it in the process. Worker 2's B is disturbed and rerun alone: a
+    # fresh process whose peak the first round's places would not give every night.
+    def script(task, s):
+        key = (s.model, s.mode)
+        p = payload(key, 60.0 if (task.worker, key, task.rerun) == (2, KEYS[1], False) else 100.0,
+                    load={"cpu_per_wall": 1.0, "stall": 0.5, "steal": 0.0} if (task.worker, key) == (2, KEYS[1])
+                    and not task.rerun else None)
+        position = task.keys.index(key)
+        p["result"]["memory"] = {"host_peak_bytes": 1000 * (1 + position) + 10 * task.worker + (5 if task.rerun else 0),
+                                 "device_peak_bytes": None}
+        return p
+
+    a, b = pool.run_backend([spec(*k) for k in KEYS[:2]], 3, FakeWorkers(script))[""].results
+    assert [w["host_peak_bytes"] for w in a["workers"]] == [1000, 2010, 1020]  # every worker keeps its own
+    assert a["memory"]["host_peak_bytes"] == 1020  # median_high of the two that ran A first (1000, 1020)
+    assert [w.get("rerun", False) for w in b["workers"]] == [False, False, False, True]
+    assert b["memory"]["host_peak_bytes"] == 1010  # worker 1 ran B first; the rerun (1025) is not used
+    assert pool.freshest([{"value": 1.0}, {"value": 2.0}]) == [0, 1]  # entries from before positions
 
 
 def test_every_later_worker_gets_the_fastest_canary_its_side_has_seen():
@@ -217,6 +241,8 @@ def test_a_worker_process_hands_its_fastest_canary_to_its_next_benchmark(tmp_pat
     specs = [replace(spec(*k), canary_floor=0.006) for k in KEYS[:3]]  # the parent's floor: 6 ms
     assert worker.main([worker.WorkerSpec(tuple(specs), str(tmp_path / "events.jsonl")).to_json()]) == 0
     assert seen == [0.006, 0.005, 0.005]  # the parent's, then the fastest this process read
+    lines = [json.loads(x) for x in (tmp_path / "events.jsonl").read_text().splitlines()]
+    assert [e["position"] for e in lines if "done" in e] == [0, 1, 2]  # benchmarks run before it here
 
 
 def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_reruns_once():
@@ -581,8 +607,6 @@ def test_threads_reach_each_backends_own_settings(monkeypatch):
 
 
 def test_bench_check_prints_every_topic_with_its_status(capsys):
-    import json
-
     from bench import cli
 
     assert cli.main(["check", "--json"]) == 0

@@ -4,6 +4,7 @@ record it writes, and the text it prints."""
 import json
 import re
 import signal
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
@@ -127,6 +128,10 @@ def test_every_job_yields_a_result_when_every_child_dies():
 def test_spec_round_trips_through_json_and_rejects_a_bad_mode():
     s = spec("predict")
     assert Spec.from_json(s.to_json()) == s
+    # the throughput repeats' rules travel with the spec into the child's protocol
+    goal = replace(s, canary_tolerance=1.5, spread_goal=0.2).protocol()
+    assert (goal.canary_tolerance, goal.spread_goal) == (1.5, 0.2)
+    assert s.protocol().spread_goal is None
     with pytest.raises(ValueError, match="Spec.mode is 'eval'"):
         spec("eval")
 

@@ -254,7 +254,7 @@ def _spec(backend, device, model: str, mode: str, cfg, protocol: Protocol) -> Sp
                 min_repeat_seconds=protocol.min_repeat_seconds, warmup_steps=protocol.warmup_steps,
                 result_path="", env=_env(device),
                 latency_calls=cfg.latency.calls, latency_warmup=cfg.latency.warmup_calls,
-                canary_tolerance=protocol.canary_tolerance)
+                canary_tolerance=protocol.canary_tolerance, spread_goal=protocol.spread_goal)
 
 
 def _env(device) -> dict:

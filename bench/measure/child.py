@@ -65,6 +65,7 @@ class Spec:
     latency_calls: int = latency.MIN_CALLS  # mode "latency": timed batch-1 calls ...
     latency_warmup: int = 20                # ... after this many untimed ones
     canary_tolerance: float = 3.0  # throughput repeats (harness.canary_tolerance)
+    spread_goal: float | None = None  # ... and their extra repeats (harness.spread_goal)
     canary_floor: float | None = None  # the fastest canary seen earlier in the run, seconds
 
     def __post_init__(self):
@@ -75,7 +76,8 @@ class Spec:
 
     def protocol(self) -> harness.Protocol:
         return harness.Protocol(repeats=self.repeats, min_repeat_seconds=self.min_repeat_seconds,
-                                warmup_steps=self.warmup_steps, canary_tolerance=self.canary_tolerance)
+                                warmup_steps=self.warmup_steps, canary_tolerance=self.canary_tolerance,
+                                spread_goal=self.spread_goal)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)

@@ -20,7 +20,9 @@ The protocol (docs/DESIGN.md, 'Measuring honestly'):
    that fastest canary is *disturbed*: it is kept in the record
    (`canary.disturbed_samples`) but not in `samples`, and is redone, up to
    `max_extra_repeats` extra repeats (the same budget also buys extra repeats
-   when the clean ones disagree by more than `spread_goal`). If the CPU stays
+   when the clean ones disagree by more than `spread_goal`, where one is set:
+   latency rounds; throughput repeats only where benchmarks.yaml's
+   `harness.spread_goal` asks). If the CPU stays
    slow for longer than that budget, every repeat counts (`canary.kept =
    "all"`): a slow machine then shows as a slow number rather than no number.
 5. Headline: the median of the kept repeats' throughputs (samples/s, bigger is
@@ -70,7 +72,8 @@ class Protocol:
     max_extra_repeats: int = -1  # redo budget for disturbed repeats; -1: as many as `repeats`
     max_steps: int = 1_000_000
     calibration_margin: float = 1.1  # aim calibration a little above the minimum
-    spread_goal: float = 0.10  # clean repeats further than this from their median: time more
+    # Clean repeats further than this from their median: time more (None: never).
+    spread_goal: float | None = 0.10
 
     def __post_init__(self):
         checks = {
@@ -81,7 +84,7 @@ class Protocol:
             "max_extra_repeats": self.max_extra_repeats >= -1,
             "max_steps": self.max_steps >= 1,
             "calibration_margin": self.calibration_margin >= 1,
-            "spread_goal": self.spread_goal > 0,
+            "spread_goal": self.spread_goal is None or self.spread_goal > 0,
         }
         for name, good in checks.items():
             if not good:
@@ -97,6 +100,7 @@ class Protocol:
             min_repeat_seconds=harness.quick_min_repeat_seconds if quick else harness.min_repeat_seconds,
             warmup_steps=harness.warmup_steps,
             canary_tolerance=harness.canary_tolerance,
+            spread_goal=harness.spread_goal,
         )
 
 
@@ -306,7 +310,7 @@ def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _C
 
     def settled() -> bool:
         c = clean()
-        return len(c) >= protocol.repeats and spread(c) <= protocol.spread_goal
+        return len(c) >= protocol.repeats and (protocol.spread_goal is None or spread(c) <= protocol.spread_goal)
 
     while len(repeats) < budget and not settled():
         before = canaries.read()

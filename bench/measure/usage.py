@@ -149,10 +149,9 @@ def combine(results: list[dict], memory_from: list[dict] | None = None) -> dict:
     outlier moves none of them; an `unavailable` reason is kept when no worker
     had the figure.
 
-    `memory_from` (default `results`): the results peak memory is taken over.
-    The pool gives every ok worker there: a slowed CPU does not move a peak, and
-    a subset would change the mix of benchmark orders in the worker processes
-    (a benchmark's peak includes what its process built before it)."""
+    `memory_from` (default `results`): the results peak memory is taken over
+    (the pool gives its freshest workers, pool.freshest says why; a slowed CPU
+    does not move a peak, so disturbed workers count there too)."""
     import statistics
 
     from bench.measure import latency

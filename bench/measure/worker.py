@@ -12,7 +12,8 @@ It appends to `result_path`, one JSON line per event, flushed at once, so the
 parent knows which benchmark is running (for its per-benchmark timeout) and
 keeps every result finished before a crash:
   {"start": [model, mode], "time": <unix seconds>}
-  {"done": [model, mode], "payload": {"result": ..., "environment": ...}, "window": [t0, t1]}
+  {"done": [model, mode], "payload": {"result": ..., "environment": ...}, "window": [t0, t1],
+   "position": <benchmarks this process ran before it>}
 """
 
 from __future__ import annotations
@@ -64,13 +65,14 @@ def main(argv: list[str] | None = None) -> int:
             out.flush()
 
         floor = None  # the fastest canary this process has seen: the next benchmark's floor
-        for spec in w.specs:
+        for position, spec in enumerate(w.specs):
             key = [spec.model, spec.mode]
             t0 = time.time()
             emit({"start": key, "time": t0})
             payload = child.execute(replace(spec, canary_floor=faster(spec.canary_floor, floor)))
             floor = faster(floor, payload["result"].get("canary", {}).get("baseline_seconds"))
-            emit({"done": key, "payload": payload, "window": [round(t0, 3), round(time.time(), 3)]})
+            emit({"done": key, "payload": payload, "window": [round(t0, 3), round(time.time(), 3)],
+                  "position": position})
     return 0
 
 

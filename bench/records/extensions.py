@@ -90,6 +90,8 @@ WORKER: Mapping[str, tuple[Check, str]] = {
     "calibration": (_bool, "true or false"),
     "alone": (_bool, "true or false"),
     "timed_window": (_span, "[start, end] in unix seconds, start <= end"),
+    "host_peak_bytes": (_integer(0), "an integer >= 0"),  # this worker's peak RSS for the benchmark
+    "position": (_integer(0), "an integer >= 0"),  # benchmarks its process ran before this one
     "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
               'an object {"kind": str, "message": str}'),
 }
