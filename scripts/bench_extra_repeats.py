@@ -22,22 +22,12 @@ median of repeats. Not a test: the numbers are this machine's.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
-from datetime import datetime
 from pathlib import Path
 
-
-def spread(values: list[float]) -> float:
-    """Largest distance of a value from the median of all, as a fraction."""
-    mid = statistics.median(values)
-    return max(abs(v / mid - 1) for v in values)
-
-
-def clean_workers(result: dict) -> list[dict]:
-    ok = [w for w in result.get("workers", []) if w["status"] == "ok" and not w.get("calibration")]
-    return [w for w in ok if not w["disturbed"]] or ok
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_stability import clean_workers, load_records, spread, wall_seconds  # noqa: E402
 
 
 def first_n_headline(result: dict, n: int) -> float:
@@ -55,24 +45,6 @@ def extra_seconds(result: dict, n: int) -> tuple[float, float]:
         timed += seconds
         extra += seconds * max(0, count - n) / count
     return timed, extra
-
-
-def wall_seconds(record: dict) -> float:
-    run = record["run"]
-    start, end = (datetime.fromisoformat(run[k].replace("Z", "+00:00")) for k in ("started_at", "finished_at"))
-    return (end - start).total_seconds()
-
-
-def load(folders: list[Path]) -> dict[str, list[dict]]:
-    """Records by backend, oldest first."""
-    out: dict[str, list[dict]] = {}
-    for folder in folders:
-        for path in sorted(folder.glob("*.json")):
-            data = json.loads(path.read_text())
-            out.setdefault(data["target"]["backend"], []).append(data)
-    for records in out.values():
-        records.sort(key=lambda d: d["run"]["started_at"])
-    return out
 
 
 def throughput(record: dict) -> dict[tuple[str, str], dict]:
@@ -110,7 +82,7 @@ def main(argv=None) -> int:
     p.add_argument("folders", nargs="+", type=Path, help="folders of kept run records")
     p.add_argument("--repeats", type=int, default=7, help="the repeats a worker wants (harness.repeats)")
     args = p.parse_args(argv)
-    by_backend = load(args.folders)
+    by_backend = load_records(args.folders)
     if not by_backend:
         print(f"bench_extra_repeats: no records in {', '.join(map(str, args.folders))}", file=sys.stderr)
         return 1

@@ -89,9 +89,19 @@ def spread(values: list[float]) -> float:
     return max(abs(v / mid - 1) for v in values)
 
 
+def ok_workers(r: dict) -> list[dict]:
+    """The ok workers a headline may use (pool.counted: no calibration or leftover entries)."""
+    return [w for w in pool.counted(r.get("workers", [])) if w["status"] == "ok"]
+
+
+def clean_workers(r: dict) -> list[dict]:
+    """The workers the headline came from: the undisturbed ones, or all when none is."""
+    ok = ok_workers(r)
+    return [w for w in ok if not w["disturbed"]] or ok
+
+
 def clean_values(r: dict) -> list[float]:
-    ok = [w for w in r.get("workers", []) if w["status"] == "ok"]
-    return [w["value"] for w in ([w for w in ok if not w["disturbed"]] or ok)]
+    return [w["value"] for w in clean_workers(r)]
 
 
 def report_stability(backend: str, runs: list[dict]) -> float:
@@ -123,7 +133,7 @@ def report_stability(backend: str, runs: list[dict]) -> float:
 def freshest_peak(r: dict) -> int | None:
     """The host peak of the result's freshest workers (pool.freshest: what records
     from 2026-12-04 on report), median_high; None for workers without positions."""
-    ok = [w for w in r.get("workers", []) if w["status"] == "ok" and not (w.get("calibration") or w.get("alone"))]
+    ok = ok_workers(r)
     if not ok or not all("position" in w and "host_peak_bytes" in w for w in ok):
         return None
     return statistics.median_high(ok[i]["host_peak_bytes"] for i in pool.freshest(ok))
@@ -297,21 +307,32 @@ def print_mode_time(backend: str, records: list[dict]) -> None:
     print(f"{backend}: seconds in workers per run, by mode: {shown}{growth}")
 
 
-def from_records(folder: Path) -> int:
-    """The stability report, plus each record's wall time (finished_at - started_at), from kept records."""
+def load_records(folders: list[Path]) -> dict[str, list[dict]]:
+    """Kept run records by backend, oldest first."""
+    by_backend: dict[str, list] = {}
+    for folder in folders:
+        for path in sorted(folder.glob("*.json")):
+            data = json.loads(path.read_text())
+            by_backend.setdefault(data["target"]["backend"], []).append(data)
+    for records in by_backend.values():
+        records.sort(key=lambda d: d["run"]["started_at"])
+    return by_backend
+
+
+def wall_seconds(record: dict) -> float:
+    """A record's wall time: finished_at - started_at."""
     from datetime import datetime
 
-    by_backend: dict[str, list] = {}
-    for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text())
-        by_backend.setdefault(data["target"]["backend"], []).append(data)
+    start, end = (datetime.fromisoformat(record["run"][k].replace("Z", "+00:00")) for k in ("started_at", "finished_at"))
+    return (end - start).total_seconds()
+
+
+def from_records(folder: Path) -> int:
+    """The stability report, plus each record's wall time, from kept records."""
     worst = 0.0
-    for backend, records in by_backend.items():
-        records.sort(key=lambda d: d["run"]["started_at"])
+    for backend, records in load_records([folder]).items():
         runs = [{(r["model"], r["mode"]): r for r in d["results"] if r["status"] == "ok"} for d in records]
-        walls = [(datetime.fromisoformat(d["run"]["finished_at"].replace("Z", "+00:00"))
-                  - datetime.fromisoformat(d["run"]["started_at"].replace("Z", "+00:00"))).total_seconds()
-                 for d in records]
+        walls = [wall_seconds(d) for d in records]
         print(f"{backend}: {len(records)} runs, wall per run (s): {', '.join(f'{w:.0f}' for w in walls)}")
         if len(runs) >= 2:
             worst = max(worst, report_stability(backend, runs))
