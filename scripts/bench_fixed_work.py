@@ -17,8 +17,7 @@ min_repeat_seconds:
   the ratio of samples/s at N/2 and 2N to N's, per round: their geometric
   mean and two standard errors.
 
-A median ratio within a percent or two of 1 over the calibrations' range
-says the fresh calibration each night costs no stability; a larger one says
+Ratios within a percent or two of 1 over the calibrations' range say the fresh calibration each night costs no stability; a larger one says
 carry the work from night to night.
 """
 
@@ -42,7 +41,7 @@ def measure(model_name: str, mode: str, calibrations: int, rounds: int) -> dict:
     import keras  # noqa: F401  (KERAS_BACKEND is set by the parent)
 
     from bench import config
-    from bench.measure import backends, child, harness
+    from bench.measure import backends, child, harness, schedule
 
     cfg = config.load()
     spec = child.Spec(backend="x", keras_backend=keras.backend.backend(), model=model_name, mode=mode,
@@ -60,14 +59,11 @@ def measure(model_name: str, mode: str, calibrations: int, rounds: int) -> dict:
     counts = {"half": max(1, n // 2), "n": n, "double": 2 * n}
     per_round = {k: [] for k in counts}
     for r in range(rounds):
-        order = list(counts.items())
-        order = order[r % 3:] + order[:r % 3]  # rotate: no count always runs first
-        for name, steps in order:
+        for name, steps in schedule.rotated(tuple(counts.items()), r):  # no count always runs first
             seconds = harness.time_call(lambda: run(steps), time.perf_counter)
             per_round[name].append(steps * spec.batch_size / seconds)
     ratios = {k: [a / b for a, b in zip(per_round[k], per_round["n"])] for k in ("half", "double")}
-    return {"calibrated": found, "steps": counts, "n_samples_per_s": statistics.median(per_round["n"]),
-            "ratios": ratios}
+    return {"calibrated": found, "steps": counts, "ratios": ratios}
 
 
 def effect(ratios: list[float]) -> tuple[float, float]:
