@@ -130,18 +130,19 @@ def report_stability(backend: str, runs: list[dict]) -> float:
     return worst
 
 
-def freshest_peak(r: dict) -> int | None:
-    """The host peak of the result's freshest workers (pool.freshest: what records
-    from 2026-12-04 on report), median_high; None for workers without positions."""
+def least_peak(r: dict) -> int | None:
+    """The least host peak of the result's first-round workers (pool.memory_workers:
+    what records report from 2026-12-04 on, run.protocol.memory "least"); None
+    for workers without peaks."""
     ok = ok_workers(r)
-    if not ok or not all("position" in w and "host_peak_bytes" in w for w in ok):
+    if not ok or not all(isinstance(w.get("host_peak_bytes"), int) for w in ok):
         return None
-    return statistics.median_high(ok[i]["host_peak_bytes"] for i in pool.freshest(ok))
+    return min(ok[i]["host_peak_bytes"] for i in pool.memory_workers(ok))
 
 
 def usage_spreads(rs: list[dict]) -> str:
     """The spread across runs of the p99 (latency) and of the host peak memory, as
-    recorded and, where the workers carry positions, from the freshest workers."""
+    recorded and as the least first-round worker's (so older records show both)."""
     parts = []
     p99 = [r["latency"]["p99_ms"] for r in rs if isinstance(r.get("latency"), dict) and r["latency"].get("p99_ms")]
     if len(p99) == len(rs):
@@ -149,9 +150,9 @@ def usage_spreads(rs: list[dict]) -> str:
     peaks = [r.get("memory", {}).get("host_peak_bytes") for r in rs]
     if all(isinstance(p, int) and p for p in peaks):
         parts.append(f"host peak memory ±{100 * spread(peaks):.1f}% ({statistics.median(peaks) / 2**20:.0f} MiB)")
-    fresh = [freshest_peak(r) for r in rs]
-    if all(fresh):
-        parts.append(f"from the freshest workers ±{100 * spread(fresh):.1f}%")
+    least = [least_peak(r) for r in rs]
+    if all(least):
+        parts.append(f"the least first-round worker's ±{100 * spread(least):.1f}%")
     return ", ".join(parts)
 
 

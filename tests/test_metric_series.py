@@ -74,6 +74,19 @@ def test_missing_or_unavailable_figures_make_no_points():
     assert metric_series([rec]) == {}
 
 
+def test_a_new_memory_estimator_starts_the_memory_series_alone_afresh():
+    # 3 nights whose peaks were a median of workers, then 3 whose peaks are the least
+    # worker's (run.protocol.memory "least", 5 % lower): only the memory points change protocol.
+    recs = [make_record([ok("cnn", "train", 1000.0, memory={"host_peak_bytes": host, "device_peak_bytes": None,
+                                                            "unavailable": {"device": "cpu"}})],
+                        started_at=T0 + timedelta(days=i),
+                        run={"protocol": {"name": "workers", "version": 3, **({"memory": "least"} if i >= 3 else {})}})
+            for i, host in enumerate([800 << 20] * 3 + [760 << 20] * 3)]
+    mem = metric_series(recs)[("jax", "local-cpu", "cnn", "train.host-memory")]
+    assert [p.protocol for p in mem.points] == ["workers v3"] * 3 + ["workers v3, memory least"] * 3
+    assert [p.protocol for p in build_series(recs)[("jax", "local-cpu", "cnn", "train")].points] == ["workers v3"] * 6
+
+
 def test_metric_names_and_groups():
     assert [metric_group(m) for m in ("train", "latency", "latency.p99", "predict.host-memory", "train.energy")] \
         == ["throughput", "latency", "latency", "memory", "energy"]

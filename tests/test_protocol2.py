@@ -191,26 +191,27 @@ def test_the_first_worker_calibrates_and_every_later_worker_reuses_its_steps():
     assert [w["position"] for w in out[""].results[1]["workers"]] == [1, 0, 1]  # its place in each process
 
 
-def test_peak_memory_is_the_first_round_worker_that_ran_the_benchmark_first():
+def test_peak_memory_is_the_least_first_round_workers():
     # Two benchmarks, 3 workers (orders AB, BA, AB); a process's peak grows with what
     # ran before it in the process. Worker 2's B is disturbed and rerun alone: a
-    # fresh process whose peak the first round's places would not give every night.
+    # fresh process, which a busier night has more of, so it does not count.
     def script(task, s):
         key = (s.model, s.mode)
         p = payload(key, 60.0 if (task.worker, key, task.rerun) == (2, KEYS[1], False) else 100.0,
                     load={"cpu_per_wall": 1.0, "stall": 0.5, "steal": 0.0} if (task.worker, key) == (2, KEYS[1])
                     and not task.rerun else None)
         position = task.keys.index(key)
-        p["result"]["memory"] = {"host_peak_bytes": 1000 * (1 + position) + 10 * task.worker + (5 if task.rerun else 0),
+        p["result"]["memory"] = {"host_peak_bytes": 1000 * (1 + position) + 10 * task.worker - (50 if task.rerun else 0),
                                  "device_peak_bytes": None}
         return p
 
     a, b = pool.run_backend([spec(*k) for k in KEYS[:2]], 3, FakeWorkers(script))[""].results
     assert [w["host_peak_bytes"] for w in a["workers"]] == [1000, 2010, 1020]  # every worker keeps its own
-    assert a["memory"]["host_peak_bytes"] == 1020  # median_high of the two that ran A first (1000, 1020)
+    assert a["memory"]["host_peak_bytes"] == 1000
+    assert [w["host_peak_bytes"] for w in b["workers"]] == [2000, 1010, 2020, 980]
     assert [w.get("rerun", False) for w in b["workers"]] == [False, False, False, True]
-    assert b["memory"]["host_peak_bytes"] == 1010  # worker 1 ran B first; the rerun (1025) is not used
-    assert pool.freshest([{"value": 1.0}, {"value": 2.0}]) == [0, 1]  # entries from before positions
+    assert b["memory"]["host_peak_bytes"] == 1010  # worker 1 ran B first; the rerun's 980 does not count
+    assert pool.memory_workers([{"rerun": True}, {"rerun": True}]) == [0, 1]  # only reruns: those
 
 
 def test_every_later_worker_gets_the_fastest_canary_its_side_has_seen():
@@ -264,8 +265,8 @@ def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_rer
     assert r["unstable"] is False and r["spread"] == pytest.approx(0.02)
 
 
-def test_peak_memory_counts_every_ok_worker_while_latency_counts_the_clean_ones():
-    rows = iter([(0.20, 100), (0.21, 300), (0.40, 300), (0.19, 100), (0.22, 300), (0.20, 100)])
+def test_peak_memory_counts_every_first_round_worker_while_latency_counts_the_clean_ones():
+    rows = iter([(0.20, 300), (0.21, 300), (0.40, 100), (0.19, 300), (0.22, 300), (0.20, 50)])
 
     def script(task, s):
         p50, mib = next(rows)
@@ -279,8 +280,9 @@ def test_peak_memory_counts_every_ok_worker_while_latency_counts_the_clean_ones(
     r = pool.run_backend([spec("mlp", "latency")], 5, FakeWorkers(script))[""].results[0]
     assert r["workers"][2]["disturbed"] is True  # the 0.40 ms worker, rerun as the sixth
     assert r["latency"]["p50_ms"] == 0.2  # median of the clean 0.20, 0.21, 0.19, 0.22, 0.20
-    # median_high of all six (100, 300, 300, 100, 300, 100 MiB); of the clean five it would be 100
-    assert r["memory"]["host_peak_bytes"] == 300 << 20
+    # the least of the first round's five, the disturbed one's 100 MiB too (a slow CPU
+    # moves no peak); of the clean ones it would be 300, with the rerun's 50
+    assert r["memory"]["host_peak_bytes"] == 100 << 20
 
 
 def test_a_spread_beyond_the_limit_is_flagged_unstable_with_the_reason():

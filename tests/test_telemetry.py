@@ -275,13 +275,13 @@ def test_environment_block_takes_the_nvml_driver_and_the_keras_config():
     assert env["telemetry_end"] == end and env["cpu_state"] == {"model": "Ryzen"}
 
 
-def test_a_results_memory_and_energy_are_the_median_workers():
+def test_a_results_energy_is_the_median_workers_and_its_memory_the_least():
     def worker(host, device, joules):
         energy = {"joules_per_1000_samples": joules, "source": "nvml"} if joules else {"unavailable": "nvml: gone"}
         return {"memory": {"host_peak_bytes": host, "device_peak_bytes": device, "host_peak_scope": "benchmark",
                            "unavailable": {}}, "energy": energy}
 
     got = usage.combine([worker(500, 70, 2.0), worker(400, None, None), worker(900, 50, 3.0)])
-    assert got["memory"]["host_peak_bytes"] == 500 and got["memory"]["device_peak_bytes"] == 70
+    assert got["memory"]["host_peak_bytes"] == 400 and got["memory"]["device_peak_bytes"] == 50
     assert got["energy"] == {"joules_per_1000_samples": 2.5, "source": "nvml"}
     assert usage.combine([worker(1, None, None)])["energy"] == {"unavailable": "nvml: gone"}

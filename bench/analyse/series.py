@@ -249,7 +249,7 @@ def metric_group(mode: str) -> str:
     return "latency" if m == "p50" else GROUPS.get(m, "throughput")
 
 
-def derived_results(rec: RunRecord) -> list[Result]:
+def derived_results(rec: RunRecord, metrics: Iterable[str] = tuple(METRICS)) -> list[Result]:
     """The metric results of one record: an ok result yields one per metric it
     carries (a missing, unavailable or malformed figure yields none); a failed
     or skipped one yields the same outcome for every metric, so a metric
@@ -257,7 +257,8 @@ def derived_results(rec: RunRecord) -> list[Result]:
     by `metric_series`)."""
     out = []
     for r in rec.data["results"]:
-        for metric, (unit, read) in METRICS.items():
+        for metric in metrics:
+            unit, read = METRICS[metric]
             if metric == "p99" and r.get("mode") != "latency":
                 continue
             mode = f"{r['mode']}.{metric}"
@@ -279,7 +280,26 @@ def _not_ok(r: dict, mode: str, unit: str, better: str) -> Result:
 
 def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """The derived series (latency p99, host/device peak memory, energy) that have points."""
-    return {k: s for k, s in build_series(records, derived_results).items() if s.points}
+    records = list(records)
+    other = tuple(m for m in METRICS if m not in MEMORY_METRICS)
+    both = {**build_series(records, lambda rec: derived_results(rec, other)),
+            **build_series(records, lambda rec: derived_results(rec, MEMORY_METRICS), memory_state)}
+    return {k: both[k] for k in sorted(both) if both[k].points}
+
+
+# How a result's peak memory came from its workers (run.protocol.memory,
+# bench/measure/schedule.py) is part of the memory series' protocol: a new way
+# moves the figure by itself, so it starts a new baseline for them alone.
+MEMORY_METRICS = ("host-memory", "device-memory")
+
+
+def memory_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
+    """The point's environment text, its protocol naming how peak memory was taken."""
+    state = dict(envsummary.summary(rec.environment, rec.data.get("run")))
+    how = _get(rec.data.get("run") or {}, "protocol", "memory")
+    if isinstance(how, str) and how:
+        state["protocol"] = f"{state.get('protocol', PROTOCOL_1)}, memory {how}"
+    return tuple(sorted(state.items()))
 
 
 # -- ratio to the reference build (bench run --reference) ---------------------

@@ -218,32 +218,35 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
                   estimator=estimate.HEADLINE)
     if why:
         result["unstable_why"] = why
-    # latency percentiles and energy: the median clean worker's (issue 13); peak memory
-    # from the freshest workers (see freshest)
+    # latency percentiles and energy: the median clean worker's (issue 13); peak memory:
+    # the least of the first-round workers' (see memory_workers)
     every = [p["result"] for p in series.payloads]
     clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]
-    result.update(usage.combine(clean_payloads or every, memory_from=[every[i] for i in freshest(ok)]))
+    result.update(usage.combine(clean_payloads or every, memory_from=[every[i] for i in memory_workers(ok)]))
     setups = [e["setup_seconds"] for e in clean if "setup_seconds" in e]
     if setups:
         result["setup_seconds"] = round(statistics.median(setups), 6)
     return result
 
 
-def freshest(ok: list[dict]) -> list[int]:
-    """Indices of the ok worker entries whose peak memory is the result's: the
-    first-round workers (no reruns) that ran the benchmark earliest in their
-    process (`position`, 0 where one ran it first).
+def memory_workers(ok: list[dict]) -> list[int]:
+    """Indices of the ok worker entries whose least peak memory is the result's
+    (schedule.MEMORY "least"): the first-round ones. A rerun is a fresh process,
+    and a night has as many as it happens to need, so counting them would let
+    the figure move with how busy the night was.
 
-    A process's peak includes what its earlier benchmarks left behind: measured
-    on 5 nightly jax+torch invocations, a benchmark's peak rose by up to 30 %
-    with its place in the rotated order, and the median over every worker moved
-    with how many reruns (each a fresh process) a night happened to have
-    (scripts/bench_stability.py --from DIR: "host peak memory" against "from the
-    freshest workers"). The first round's places are the same every night.
-    Entries without a position (made by older code) count alike."""
-    first = [i for i, e in enumerate(ok) if not e.get("rerun")] or list(range(len(ok)))
-    earliest = min((ok[i].get("position", 0) for i in first), default=0)
-    return [i for i in first if ok[i].get("position", 0) == earliest]
+    Why the least, not a median: what moves a worker's peak RSS only ever adds
+    to it. Its process keeps what earlier benchmarks left behind (up to 30 %
+    more, with the benchmark's place in the rotated order), and glibc keeps
+    freed memory mapped by chance (torch cnn/predict's workers read 711-1002
+    MiB in one run at fixed work). Over the 5 nightly jax+torch invocations
+    of 2026-12-04 (scripts/bench_stability.py --from DIR), the least peak
+    moved ±0.3-2.5 % against ±0.3-15.4 % for the median of the workers that
+    ran the benchmark first in their process (the estimator before), 6 of 8
+    within 2 % against 5. A fixed malloc mmap threshold (MALLOC_MMAP_THRESHOLD_
+    = 128 KiB) made every worker's peak the same to 0.1 %, but cost torch 45-65 %
+    of its samples/s, so the workers keep the allocator users run with."""
+    return [i for i, e in enumerate(ok) if not e.get("rerun")] or list(range(len(ok)))
 
 
 @dataclass(frozen=True)

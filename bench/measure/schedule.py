@@ -29,7 +29,13 @@ from dataclasses import dataclass, replace
 #               canaries against the fastest its side has seen in the run
 #               (pool.py's floor); throughput repeats otherwise as in v2.
 NAME, VERSION = "workers", 3
-PROTOCOL = {"name": NAME, "version": VERSION}
+# How a result's peak memory comes from its workers (run.protocol.memory; a new
+# one starts a new baseline for the memory series alone, series.memory_state):
+#   absent: the median of the workers that ran the benchmark earliest in their
+#           process (before 2026-12-04: of the clean workers)
+#   least:  the least of the first-round workers' peaks (pool.memory_workers)
+MEMORY = "least"
+PROTOCOL = {"name": NAME, "version": VERSION, "memory": MEMORY}
 
 
 @dataclass(frozen=True)

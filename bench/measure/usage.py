@@ -145,13 +145,14 @@ class Metered:
 
 def combine(results: list[dict], memory_from: list[dict] | None = None) -> dict:
     """A result's `latency`, `memory` and `energy` from its (clean) workers' own
-    results (protocol 2): the median worker's figure of each, so one worker's
-    outlier moves none of them; an `unavailable` reason is kept when no worker
-    had the figure.
+    results (protocol 2): the median worker's latency and energy, so one
+    worker's outlier moves neither, and the least worker's peak memory (what
+    moves a peak only ever adds to it: pool.memory_workers); an `unavailable`
+    reason is kept when no worker had the figure.
 
     `memory_from` (default `results`): the results peak memory is taken over
-    (the pool gives its freshest workers, pool.freshest says why; a slowed CPU
-    does not move a peak, so disturbed workers count there too)."""
+    (the pool gives its first-round workers; a slowed CPU does not move a
+    peak, so disturbed workers count there too)."""
     import statistics
 
     from bench.measure import latency
@@ -166,7 +167,7 @@ def combine(results: list[dict], memory_from: list[dict] | None = None) -> dict:
         mem = dict(mems[0])
         for key in ("host_peak_bytes", "device_peak_bytes"):
             got = [m[key] for m in mems if isinstance(m.get(key), int)]
-            mem[key] = int(statistics.median_high(got)) if got else None
+            mem[key] = min(got) if got else None
         out["memory"] = mem
     energies = [r["energy"] for r in results if isinstance(r.get("energy"), dict)]
     joules = [e for e in energies if "joules_per_1000_samples" in e]
