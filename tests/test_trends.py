@@ -2,6 +2,7 @@
 
 import json
 import math
+import statistics
 from dataclasses import replace
 from datetime import timedelta
 from pathlib import Path
@@ -111,6 +112,20 @@ def test_the_bar_counts_the_sigmas_own_error_and_pools_a_few_nights_sigma():
     # Held-out seed 391: three nights 15.8 % low at a sigma read 6.6 % from 33 nights.
     assert not trends._clears(-0.158, 0.0663, 36, 0.0663, 3, T, 33)
     assert trends._clears(-0.25, 0.0663, 36, 0.0663, 3, T, 33)
+
+
+def test_the_noise_is_qn_or_the_sd_of_the_core_where_that_is_larger():
+    # a tight core (0, ±0.01) and shoulders (±0.05, within 3 Qn): Qn reads the core alone
+    core, shoulders = [0.0, 0.01, -0.01] * 6, [0.05, -0.05] * 3
+    q = qn_sigma(core + shoulders)
+    assert q == pytest.approx(0.0192, abs=1e-4)
+    assert trends._noise_kept(core + shoulders) == (pytest.approx(0.0265, abs=1e-4), 24)
+    # a spike beyond 3 Qn is left out of the SD, and evenly spread nights keep their Qn
+    even = [0.002 * k for k in range(-9, 10)]
+    spiked = even + [1.0]
+    assert trends.core_sd(spiked, qn_sigma(spiked)) == pytest.approx(statistics.stdev(even))
+    assert trends._noise_kept(spiked)[0] == qn_sigma(spiked) > trends.core_sd(spiked, qn_sigma(spiked))
+    assert trends.core_sd([0.5], 0.1) == 0.0
 
 
 def test_steady_flat_series():

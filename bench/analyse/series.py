@@ -278,6 +278,12 @@ def _not_ok(r: dict, mode: str, unit: str, better: str) -> Result:
                   error=ErrorInfo(err["kind"], err["message"]) if err else None)
 
 
+# How a result's peak memory came from its workers (run.protocol.memory,
+# bench/measure/schedule.py) is part of the memory series' protocol: a new way
+# moves the figure by itself, so it starts a new baseline for them alone.
+MEMORY_METRICS = ("host-memory", "device-memory")
+
+
 def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """The derived series (latency p99, host/device peak memory, energy) that have points."""
     records = list(records)
@@ -285,12 +291,6 @@ def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     both = {**build_series(records, lambda rec: derived_results(rec, other)),
             **build_series(records, lambda rec: derived_results(rec, MEMORY_METRICS), memory_state)}
     return {k: both[k] for k in sorted(both) if both[k].points}
-
-
-# How a result's peak memory came from its workers (run.protocol.memory,
-# bench/measure/schedule.py) is part of the memory series' protocol: a new way
-# moves the figure by itself, so it starts a new baseline for them alone.
-MEMORY_METRICS = ("host-memory", "device-memory")
 
 
 def memory_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:

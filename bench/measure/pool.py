@@ -243,9 +243,11 @@ def memory_workers(ok: list[dict]) -> list[int]:
     of 2026-12-04 (scripts/bench_stability.py --from DIR), the least peak
     moved ±0.3-2.5 % against ±0.3-15.4 % for the median of the workers that
     ran the benchmark first in their process (the estimator before), 6 of 8
-    within 2 % against 5. A fixed malloc mmap threshold (MALLOC_MMAP_THRESHOLD_
-    = 128 KiB) made every worker's peak the same to 0.1 %, but cost torch 45-65 %
-    of its samples/s, so the workers keep the allocator users run with."""
+    within 2 % against 5; on 5 later invocations with latency too, ±0.2-4.7 %
+    against ±0.2-5.3 %. A fixed malloc mmap threshold (MALLOC_MMAP_THRESHOLD_
+    = 128 KiB, scripts/bench_malloc.py) held torch's worker peaks within 3 %,
+    but cost it 40-66 % of its samples/s, so the workers keep the allocator
+    users run with."""
     return [i for i, e in enumerate(ok) if not e.get("rerun")] or list(range(len(ok)))
 
 
