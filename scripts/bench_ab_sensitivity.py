@@ -146,12 +146,16 @@ def real(a) -> int:
     return 0
 
 
-def compare_files(base: Path, head: Path) -> tuple[str, dict]:
+def compare_rows(base: Path, head: Path) -> dict[tuple[str, str], dict]:
+    """`bench compare --format json`'s headline rows, by (model, mode)."""
     out = subprocess.run([sys.executable, "-m", "bench", "compare", "--base", str(base), "--head", str(head),
                           "--format", "json"], cwd=ROOT, capture_output=True, text=True, check=True)
-    rows = [r for r in json.loads(out.stdout)["benchmarks"]
-            if (r["model"], r["mode"], r["metric"]) == (MODEL, MODE, "")]
-    return rows[0]["verdict"], rows[0]
+    return {(r["model"], r["mode"]): r for r in json.loads(out.stdout)["benchmarks"] if r["metric"] == ""}
+
+
+def compare_files(base: Path, head: Path) -> tuple[str, dict]:
+    row = compare_rows(base, head)[(MODEL, MODE)]
+    return row["verdict"], row
 
 
 def measured_pairs(folder: Path, include_disturbed: bool = False) -> tuple[list[tuple[float, float]], int]:

@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_ab_sensitivity import sides  # noqa: E402
+from bench_ab_sensitivity import compare_rows, sides  # noqa: E402
 
 
 def wrapper(folder: Path, threshold: int) -> Path:
@@ -44,17 +44,9 @@ def wrapper(folder: Path, threshold: int) -> Path:
 
 def peaks(record: Path) -> dict[tuple[str, str], list[int]]:
     """(model, mode) -> every ok worker's host peak, in MiB."""
-    out = {}
-    for r in json.loads(record.read_text())["results"]:
-        out[(r["model"], r["mode"])] = [w["host_peak_bytes"] >> 20 for w in r.get("workers", ())
-                                        if w.get("status") == "ok" and isinstance(w.get("host_peak_bytes"), int)]
-    return out
-
-
-def verdicts(base: Path, head: Path) -> dict[tuple[str, str], dict]:
-    out = subprocess.run([sys.executable, "-m", "bench", "compare", "--base", str(base), "--head", str(head),
-                          "--format", "json"], cwd=ROOT, capture_output=True, text=True, check=True)
-    return {(r["model"], r["mode"]): r for r in json.loads(out.stdout)["benchmarks"] if r["metric"] == ""}
+    return {(r["model"], r["mode"]): [w["host_peak_bytes"] >> 20 for w in r.get("workers", ())
+                                      if w.get("status") == "ok" and isinstance(w.get("host_peak_bytes"), int)]
+            for r in json.loads(record.read_text())["results"]}
 
 
 def main(argv=None) -> int:
@@ -75,7 +67,7 @@ def main(argv=None) -> int:
         if run.returncode != 0 or set(found) != {"a", "b"}:
             print(f"bench run --ab failed ({run.returncode}): {run.stderr.strip()[-400:]}", file=sys.stderr)
             return 1
-        pa, pb, v = peaks(found["a"]), peaks(found["b"]), verdicts(found["a"], found["b"])
+        pa, pb, v = peaks(found["a"]), peaks(found["b"]), compare_rows(found["a"], found["b"])
     print(f"B: MALLOC_MMAP_THRESHOLD_={a.threshold}")
     print(f"{'benchmark':16s} {'A peaks MiB':>14s} {'B peaks MiB':>14s}  B samples/s against A")
     for key in sorted(pa):
