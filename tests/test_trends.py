@@ -96,6 +96,18 @@ def test_held_out_series_the_rule_once_got_wrong(name):
         assert a.change.index == case["change_index"]
 
 
+def test_a_level_the_old_nights_kept_visiting_is_a_second_mode_not_a_step(monkeypatch):
+    # 36 nights at 100 (+-1 %), 6 of them at a second mode +25 %, then 4 nights there:
+    # 6 visits where the old level's noise puts none, over VISITS (3.6 of 36).
+    base = [100.0, 101.0, 99.0, 100.5, 99.5, 100.2] * 6
+    for i in (3, 9, 15, 21, 27, 32):
+        base[i] = 125.0 + i / 10
+    values = base + [125.0, 124.0, 126.0, 125.5]
+    assert status(values).status == "Watch"  # the newest two high, no new level
+    monkeypatch.setattr(trends, "VISITS", 1.0)  # the check off: the mode reads as a step
+    assert status(values).status == "Faster"
+
+
 def test_the_bar_counts_the_sigmas_own_error_and_pools_a_few_nights_sigma():
     # Student's t at noise_factor's tail (3 sigmas), at the Qn's degrees of freedom:
     # above 3 always, 3.29 from a full 36 nights, higher from fewer.
