@@ -295,10 +295,19 @@ def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
 
 def memory_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
     """The point's environment text, its protocol naming how peak memory was taken."""
-    state = dict(envsummary.summary(rec.environment, rec.data.get("run")))
     how = _get(rec.data.get("run") or {}, "protocol", "memory")
-    if isinstance(how, str) and how:
-        state["protocol"] = f"{state.get('protocol', PROTOCOL_1)}, memory {how}"
+    return protocol_state(rec, lambda state: f", memory {how}" if isinstance(how, str) and how else "")
+
+
+def protocol_state(rec: RunRecord, suffix: Callable[[dict], str]) -> tuple[tuple[str, str], ...]:
+    """The point's environment text (envsummary.summary) with `suffix(summary)`
+    after its protocol: a series whose figure a detail of how it was measured
+    moves (how peak memory was taken, the reference build) starts a new
+    baseline when that detail changes, since a new protocol reads New."""
+    state = dict(envsummary.summary(rec.environment, rec.data.get("run")))
+    extra = suffix(state)
+    if extra:
+        state["protocol"] = f"{state.get('protocol', PROTOCOL_1)}{extra}"
     return tuple(sorted(state.items()))
 
 
@@ -335,9 +344,7 @@ def reference_results(rec: RunRecord) -> list[Result]:
 
 def _reference_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
     """The point's environment text, its protocol naming the reference build."""
-    state = dict(envsummary.summary(rec.environment, rec.data.get("run")))
-    state["protocol"] = f"{state.get('protocol', PROTOCOL_1)} vs reference {state.get('reference', 'unknown')}"
-    return tuple(sorted(state.items()))
+    return protocol_state(rec, lambda state: f" vs reference {state.get('reference', 'unknown')}")
 
 
 def reference_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
