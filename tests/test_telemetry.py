@@ -1,6 +1,9 @@
 """Telemetry sources (bench/measure/telemetry, usage, machine) with fake sources:
 one present, one missing, one that fails partway. Never a failed benchmark."""
 
+import ctypes
+import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
@@ -252,6 +255,62 @@ def test_host_peak_is_this_process_peak_rss_and_resets_per_benchmark(tmp_path):
     assert usage.reset_peaks(backend, clear_refs=tmp_path / "clear_refs") is True
     assert (tmp_path / "clear_refs").read_text() == "5" and resets == ["device"]
     assert usage.reset_peaks(None, clear_refs=tmp_path / "no" / "clear_refs") is False
+
+
+def test_settle_clears_keras_collects_and_trims_the_heap():
+    calls = []
+    keras = SimpleNamespace(backend=SimpleNamespace(clear_session=lambda: calls.append("clear_session")))
+    libc = SimpleNamespace(malloc_trim=lambda pad: calls.append(("malloc_trim", pad)))
+    assert usage.settle(keras, libc) == ("clear_session", "gc", "malloc_trim")
+    assert calls == ["clear_session", ("malloc_trim", 0)]
+
+
+def test_settle_skips_what_this_machine_lacks_or_what_fails():
+    def boom():
+        raise RuntimeError("clear_session: backend gone")
+
+    keras = SimpleNamespace(backend=SimpleNamespace(clear_session=boom))
+    # macOS and musl have no malloc_trim: that step is skipped, not an error
+    assert usage.settle(keras, libc=SimpleNamespace()) == ("gc",)
+
+
+SETTLE_CHILD = """
+import ctypes
+from types import SimpleNamespace
+from bench.measure import usage
+
+def rss():
+    return int(next(l for l in open("/proc/self/status") if l.startswith("VmRSS:")).split()[1]) * 1024
+
+libc = ctypes.CDLL(None)
+libc.mallopt(-3, 4 * 2**20)  # M_MMAP_THRESHOLD 4 MiB: the 1 MiB blocks come from the heap
+# 1 MiB blocks, each followed by a 64 KiB one that stays (bigger than any hole the
+# imports left, so it lands right after its block):
+# freeing the big ones leaves holes inside the heap, which free() cannot hand back
+pairs = [(ctypes.create_string_buffer(2**20), ctypes.create_string_buffer(2**16)) for _ in range(64)]
+kept = [small for _, small in pairs]
+del pairs
+before = rss()
+steps = usage.settle(SimpleNamespace(backend=SimpleNamespace(clear_session=lambda: None)))
+print(before - rss(), *steps)
+"""
+
+
+def test_settle_hands_a_freed_heap_back_before_the_next_benchmark():
+    # the real thing, in a child process (mallopt changes its allocator): 64 MiB
+    # freed but kept by glibc, as an earlier benchmark leaves it, is given back
+    if not hasattr(ctypes.CDLL(None), "malloc_trim"):
+        pytest.skip("no glibc malloc_trim here")
+    out = subprocess.run([sys.executable, "-c", SETTLE_CHILD], capture_output=True, text=True, check=True).stdout
+    freed, *steps = out.split()
+    assert steps == ["clear_session", "gc", "malloc_trim"]
+    assert int(freed) > 48 * 2**20, out
+
+
+def test_memory_block_says_which_settle_steps_ran():
+    backend = SimpleNamespace(NAME="jax", device_peak_bytes=lambda: None)
+    got = usage.memory_block(backend, host=lambda: 5, scope="benchmark", settled=("gc",))
+    assert got["settled"] == ["gc"] and got["host_peak_bytes"] == 5
 
 
 def test_memory_block_says_its_scope():

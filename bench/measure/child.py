@@ -118,12 +118,13 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
         backend = _stage("import", backends.get, spec.keras_backend)
         keras = _stage("import", _import_keras, backend, spec, env_info)
         # this benchmark's own peak memory, not an earlier one's in the same worker
+        settled = usage.settle(keras)
         peak_scope = "benchmark" if usage.reset_peaks(backend) else "process"
         model, data = _stage("build", _build, keras, spec)
         env_info["jit"] = getattr(model, "jit_compile", None)  # what jit_compile="auto" resolved to
         measure = _latency if spec.mode == "latency" else _throughput
         result.update(measure(model, data, spec, backend, _device_name(env_info), clock))
-        result["memory"] = usage.memory_block(backend, scope=peak_scope)
+        result["memory"] = usage.memory_block(backend, scope=peak_scope, settled=settled)
     except _Failed as f:
         result.update(status="failed", error=f.failure.as_error(), **f.extra)
     result["child_seconds"] = round(clock() - t_start, 3)

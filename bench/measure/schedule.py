@@ -34,7 +34,9 @@ NAME, VERSION = "workers", 3
 #   absent: the median of the workers that ran the benchmark earliest in their
 #           process (before 2026-12-04: of the clean workers)
 #   least:  the least of the first-round workers' peaks (pool.memory_workers)
-MEMORY = "least"
+#   least, settled: the same, each benchmark's peak taken after its worker let go
+#           of what earlier benchmarks left (usage.settle; from 2026-12-04 evening)
+MEMORY = "least, settled"
 PROTOCOL = {"name": NAME, "version": VERSION, "memory": MEMORY}
 
 

@@ -3,11 +3,12 @@
 memory_block(): the worker's peak RSS and the backend's device peak
 (`device_peak_bytes()`: torch CUDA max allocated, jax memory_stats peak, mlx
 peak memory; None on CPU-only backends). Bytes; smaller is better. A worker
-runs several benchmarks, so `reset_peaks()` starts each one afresh: on Linux
-writing 5 to /proc/self/clear_refs resets the peak RSS (VmHWM, read from
-/proc/self/status); elsewhere the figure is getrusage's peak of the whole
-process (psutil has no peak RSS on Linux or macOS). The block's
-`host_peak_scope` says which: "benchmark" or "process".
+runs several benchmarks, so `settle()` first drops what the earlier ones left
+behind and `reset_peaks()` starts each one afresh: on Linux writing 5 to
+/proc/self/clear_refs resets the peak RSS (VmHWM, read from /proc/self/status);
+elsewhere the figure is getrusage's peak of the whole process (psutil has no
+peak RSS on Linux or macOS). The block's `host_peak_scope` says which:
+"benchmark" or "process".
 
 Energy: a meter (NVML on a CUDA device, RAPL on a CPU one) read around every
 timed call (`Metered`); joules per 1000 samples = 1000 * J / samples over the
@@ -17,6 +18,8 @@ timed calls only. A meter that cannot open is recorded as
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import resource
 import sys
 from pathlib import Path
@@ -26,6 +29,43 @@ from bench.measure.telemetry import Unavailable, guarded, unavailable
 
 
 CLEAR_REFS, STATUS = Path("/proc/self/clear_refs"), Path("/proc/self/status")
+
+
+def settle(keras, libc: object | None = None) -> tuple[str, ...]:
+    """Drop what earlier benchmarks in this worker left behind, so the next
+    one's peak starts from the process's own floor: Keras's global state
+    (clear_session), Python's reference cycles (gc.collect), and the freed heap
+    glibc keeps mapped (malloc_trim(0); glibc only, skipped elsewhere). Returns
+    the steps that ran; a step that fails is skipped, never the benchmark.
+
+    Why (run.protocol.memory "least, settled"; scripts/bench_memory_settle.py):
+    without it a benchmark's peak RSS is its own plus whatever earlier ones in
+    the process left, which moves with the rotated order and glibc's luck. Over
+    8 torch and 4 jax quick invocations taking turns with the code before
+    (2026-12-04), the least first-round worker's peak moved at most ±1.8 %
+    across invocations in every benchmark (12 of 12 within 2 %), against
+    ±0.3-2.9 % (10 of 12) without; jax mlp/latency read 436-440 MiB against
+    491-523 (its leftovers), and samples/s moved -5 to +7 %, the noise of runs
+    taken in turns. It costs a few milliseconds per benchmark."""
+    done = []
+    for name, step in (("clear_session", lambda: keras.backend.clear_session()), ("gc", gc.collect),
+                       ("malloc_trim", lambda: _malloc_trim(libc))):
+        try:
+            if step() is not False:
+                done.append(name)
+        except Exception:  # noqa: BLE001 - memory hygiene never fails a benchmark
+            pass
+    return tuple(done)
+
+
+def _malloc_trim(libc: object | None) -> bool:
+    """glibc's malloc_trim(0): hand freed heap pages back to the system; False
+    where the C library has none (macOS, musl)."""
+    trim = getattr(libc if libc is not None else ctypes.CDLL(None), "malloc_trim", None)
+    if trim is None:
+        return False
+    trim(0)
+    return True
 
 
 def reset_peaks(backend=None, clear_refs: Path = CLEAR_REFS) -> bool:
@@ -52,10 +92,14 @@ def host_peak_bytes(status: Path = STATUS) -> int:
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # macOS: bytes; Linux: KiB
 
 
-def memory_block(backend, host: Callable[[], int] = host_peak_bytes, scope: str = "process") -> dict:
+def memory_block(backend, host: Callable[[], int] = host_peak_bytes, scope: str = "process",
+                 settled: tuple[str, ...] | None = None) -> dict:
     """{"host_peak_bytes", "device_peak_bytes", "unavailable": {source: reason}} (contract),
-    plus "host_peak_scope" (see the module docstring)."""
+    plus "host_peak_scope" (see the module docstring) and, when given, "settled":
+    the steps settle() took before the peak was reset."""
     out: dict = {"host_peak_bytes": None, "device_peak_bytes": None, "host_peak_scope": scope}
+    if settled is not None:
+        out["settled"] = list(settled)
     missing = {}
     for key, source, read in (("host_peak_bytes", "host", host),
                               ("device_peak_bytes", "device", backend.device_peak_bytes)):

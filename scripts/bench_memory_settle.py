@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Does settling each worker between benchmarks make peak memory repeat? (issue 13)
+
+    .venv/bin/python scripts/bench_memory_settle.py --base 45f24d2 [--backends jax,torch]
+                        [--runs 4] [--full] [--keep DIR]
+    .venv/bin/python scripts/bench_memory_settle.py --from DIR    # the report from kept records
+
+Runs `bench run` from two revisions taking turns, invocation by invocation:
+"base", a git worktree of --base (45f24d2: before usage.settle, each benchmark's
+peak included what earlier benchmarks in its worker left), and "here", this
+checkout. Both use this venv. Prints, per backend and benchmark and for each
+side, the spread across invocations of the result's host peak memory (the least
+first-round worker's: run.protocol.memory "least" / "least, settled"; goal:
+within ±2 %), each invocation's workers (MiB), and the headline's median ratio
+here/base (a settle that cost speed would show there; taken in turns, so the
+host's drift is in it too). --quick by default: peak memory does not depend on
+the repeats, and 3 workers a run keep 8 invocations near 20 minutes.
+
+Measured 2026-12-04 (--base 45f24d2, quick; torch 8 invocations a side, jax 4):
+base ±0.3-2.9 % (10 of 12 within 2 %: jax mlp/latency 2.7, torch cnn/predict
+2.9 %), here ±0.1-1.8 % (12 of 12); jax mlp/latency's least peak 436-440 MiB
+here against 491-523 MiB; headline ratios -5.0 to +7.0 %.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench_stability import least_peak, ok_workers, spread  # noqa: E402
+
+SIDES = ("base", "here")
+
+
+def run_turns(base_tree: Path, backends: str, runs: int, full: bool, keep: Path) -> None:
+    for i in range(1, runs + 1):
+        for side in SIDES:
+            out = keep / side / str(i)
+            out.mkdir(parents=True, exist_ok=True)
+            cmd = [sys.executable, "-m", "bench", "run", "--device", "local-cpu", "--backend", backends,
+                   "--out", str(out)] + ([] if full else ["--quick"])
+            cwd = base_tree if side == "base" else REPO
+            with open(out / "log", "w") as log:
+                subprocess.run(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, check=False)
+            print(f"invocation {i} {side}: done", file=sys.stderr, flush=True)
+
+
+def load(keep: Path) -> dict:
+    """{(backend, model, mode): {side: [result, ...]}} in invocation order."""
+    got: dict = defaultdict(lambda: defaultdict(list))
+    for side in SIDES:
+        for path in sorted((keep / side).glob("*/*.json"), key=lambda p: (int(p.parent.name), p.name)):
+            record = json.loads(path.read_text())
+            for r in record["results"]:
+                if r.get("status") == "ok":
+                    got[(record["target"]["backend"], r["model"], r["mode"])][side].append(r)
+    return got
+
+
+def report(keep: Path) -> int:
+    rows = load(keep)
+    within = {side: 0 for side in SIDES}
+    for key, sides in sorted(rows.items()):
+        name = "{} {}/{}".format(*key)
+        for side in SIDES:
+            rs = sides.get(side, [])
+            least = [least_peak(r) for r in rs]
+            if not rs or not all(least):
+                print(f"{name:20} {side}: no peaks")
+                continue
+            s = spread(least)
+            within[side] += s <= 0.02
+            workers = "  ".join("/".join(str(w["host_peak_bytes"] >> 20) for w in ok_workers(r)) for r in rs)
+            print(f"{name:20} {side}: least ±{100 * s:.1f}%  workers (MiB) {workers}")
+        if sides.get("base") and sides.get("here"):
+            ratio = statistics.median(r["value"] for r in sides["here"]) / statistics.median(
+                r["value"] for r in sides["base"])
+            print(f"{'':20} headline here/base {ratio - 1:+.1%}")
+    print(", ".join(f"{side}: {n} of {len(rows)} within ±2 %" for side, n in within.items()))
+    return 0
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--base", help="git revision to compare against (runs from a worktree of it)")
+    p.add_argument("--backends", default="jax,torch")
+    p.add_argument("--runs", type=int, default=4, help="invocations per side")
+    p.add_argument("--full", action="store_true", help="the nightly protocol instead of --quick")
+    p.add_argument("--keep", type=Path, default=None, help="keep the records here")
+    p.add_argument("--from", dest="source", type=Path, default=None, help="only report kept records")
+    args = p.parse_args(argv)
+    if args.source:
+        return report(args.source)
+    if not args.base:
+        p.error("--base REV is needed to run (or --from DIR to report)")
+    with tempfile.TemporaryDirectory(prefix="bench-settle-") as tmp:
+        keep = args.keep or Path(tmp) / "records"
+        tree = Path(tmp) / "base"
+        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), args.base], check=True)
+        try:
+            run_turns(tree, args.backends, args.runs, args.full, keep)
+        finally:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)], check=False)
+        return report(keep)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
