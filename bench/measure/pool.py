@@ -247,7 +247,8 @@ def memory_workers(ok: list[dict]) -> list[int]:
     against ±0.2-5.3 %. A fixed malloc mmap threshold (MALLOC_MMAP_THRESHOLD_
     = 128 KiB, scripts/bench_malloc.py) held torch's worker peaks within 3 %,
     but cost it 40-66 % of its samples/s, so the workers keep the allocator
-    users run with."""
+    users run with; instead each settles before a benchmark (usage.settle,
+    "least, settled"), which drops the leftovers without changing the allocator."""
     return [i for i, e in enumerate(ok) if not e.get("rerun")] or list(range(len(ok)))
 
 
