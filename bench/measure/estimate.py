@@ -24,6 +24,15 @@ from typing import Sequence
 # three series but follows one lucky process (mlp/predict: one worker at 172k
 # among 98k-113k made it the worst), so the median of the clean workers stays
 # the headline until a quieter machine says otherwise.
+# Again with workers v3, twice 5 nightly jax+torch invocations (2026-12-04
+# 19:42-21:00 UTC, --modes train,predict,latency; 12 benchmarks each): worst
+# spread across invocations median ±39.1 % / ±9.9 %, best ±11.5 % / ±11.0 %;
+# the typical (median) benchmark's spread median ±10.1 / ±5.0 %, best ±6.9 /
+# ±3.8 %. "best" held the first set, whose host slowed one torch invocation by
+# 10-27 %, far better (torch mlp/latency ±7.5 against ±39.1 %), but lost the
+# quieter second on three torch benchmarks (cnn/train ±8.5 against ±4.8 %,
+# mlp/train ±10.5 against ±5.6, cnn/predict ±11.0 against ±7.3), and a new
+# headline is a new baseline for every series; the median stays.
 HEADLINE = "median"
 
 
