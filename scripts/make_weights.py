@@ -10,12 +10,15 @@ files small; the reference logits are computed from exactly those rounded
 weights, so a backend that loads them must reproduce the logits up to float32
 rounding (bench/measure/workloads/gate.py holds the tolerance).
 
-Bit-identical weights come back only with the same library versions: a new
-jax or Keras nightly changes float32 summation order, and six epochs carry
-that into the last float16 bit of thousands of weights. So each file records
-the versions it was built with (BUILT_WITH); --check demands identical weights
-when they match and, when they do not, that the retrained model passes the
-predict gate against the committed file (the same model up to rounding).
+Bit-identical weights come back only with the same library versions on a CPU
+with the same widest vector extension: a new jax or Keras nightly, or XLA
+compiling for AVX-512 instead of AVX2, changes float32 summation order, and six
+epochs carry that into the last float16 bit of thousands of weights. So each
+file records the versions it was built with (BUILT_WITH) and the CPU's
+(cpu_isa; files from before 2026-12-04 read it as unrecorded); --check demands
+identical weights when they all match and, when they do not, that the
+retrained model passes the predict gate against the committed file (the same
+model up to rounding).
 """
 
 from __future__ import annotations
@@ -44,11 +47,33 @@ def versions() -> dict:
                 pass
         return "absent"
     # keras-nightly installs the `keras` module under another distribution name
-    return {f"{d}_version": version(d, "keras-nightly") if d == "keras" else version(d) for d in BUILT_WITH}
+    got = {f"{d}_version": version(d, "keras-nightly") if d == "keras" else version(d) for d in BUILT_WITH}
+    got["cpu_isa"] = cpu_isa()
+    return got
+
+
+# XLA compiles for the CPU it runs on, so the widest vector extension changes the
+# order of float sums and with it the last bits of every weight (2026-12-04: the
+# same versions on an AVX-512 EPYC gave weights that differ from the committed
+# ones in the last bits, at the same accuracy to 4 digits). Widest first.
+ISA_LEVELS = ("avx512f", "avx2", "avx", "sse4_2", "sve", "asimd")
+
+
+def cpu_isa() -> str:
+    """'X86_64 avx512f': the CPU architecture and its widest vector extension (py-cpuinfo)."""
+    try:
+        import cpuinfo
+
+        info = cpuinfo.get_cpu_info()
+    except Exception as e:  # noqa: BLE001 - an unknown CPU only loosens the check
+        return f"unknown ({type(e).__name__})"
+    flags = set(info.get("flags", []))
+    return " ".join([str(info.get("arch", "unknown"))] + [f for f in ISA_LEVELS if f in flags][:1])
 
 
 def version_changes(committed: dict, here: dict) -> list[str]:
-    """'jax 0.10.1 -> 0.10.2' for every BUILT_WITH version that differs (missing reads 'unrecorded')."""
+    """'jax 0.10.1 -> 0.10.2' for every BUILT_WITH version, and the CPU's vector
+    extension (cpu_isa), that differs (missing reads 'unrecorded')."""
     return [f"{k.removesuffix('_version')} {committed.get(k, 'unrecorded')} -> {v}"
             for k, v in here.items() if committed.get(k) != v]
 
