@@ -85,7 +85,8 @@ def test_openvino_predicts_both_models_and_cannot_train(tmp_path):
     (rec,), _ = bench_run(tmp_path, "--backend", "openvino", "--quick", "--workers", "2", "--modes", "train,predict")
     by = {(r.model, r.mode): r for r in rec.results}
     for model in ("cnn", "mlp"):
-        assert_ok(by[model, "predict"])
+        # one clean worker's 2 repeats when the other is left out as disturbed on a busy host
+        assert_ok(by[model, "predict"], min_samples=2)
         assert by[model, "train"].status == "skipped"
         assert by[model, "train"].error.kind == "unsupported"
     assert "precision_hint" in rec.environment["accelerator"]
