@@ -25,7 +25,6 @@ here against 491-523 MiB; headline ratios -5.0 to +7.0 %.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -36,7 +35,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_stability import least_peak, ok_workers, spread  # noqa: E402
+from bench_stability import least_peak, load_records, ok_workers, spread  # noqa: E402
 
 SIDES = ("base", "here")
 
@@ -58,11 +57,12 @@ def load(keep: Path) -> dict:
     """{(backend, model, mode): {side: [result, ...]}} in invocation order."""
     got: dict = defaultdict(lambda: defaultdict(list))
     for side in SIDES:
-        for path in sorted((keep / side).glob("*/*.json"), key=lambda p: (int(p.parent.name), p.name)):
-            record = json.loads(path.read_text())
-            for r in record["results"]:
-                if r.get("status") == "ok":
-                    got[(record["target"]["backend"], r["model"], r["mode"])][side].append(r)
+        folders = [d for d in (keep / side).iterdir() if d.is_dir()] if (keep / side).is_dir() else []
+        for backend, records in load_records(folders).items():
+            for record in records:
+                for r in record["results"]:
+                    if r.get("status") == "ok":
+                        got[(backend, r["model"], r["mode"])][side].append(r)
     return got
 
 

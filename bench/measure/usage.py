@@ -46,13 +46,22 @@ def settle(keras, libc: object | None = None) -> tuple[str, ...]:
     across invocations in every benchmark (12 of 12 within 2 %), against
     ±0.3-2.9 % (10 of 12) without; jax mlp/latency read 436-440 MiB against
     491-523 (its leftovers), and samples/s moved -5 to +7 %, the noise of runs
-    taken in turns. Cost, measured after a small fit and predict: 0.25-0.30 s
-    (jax) and 0.50-0.58 s (torch) per benchmark, nearly all clear_session and
-    gc.collect (malloc_trim 1-7 ms), so 8-17 s of a backend's nightly (30
-    benchmarks' worth of workers); the 5 nightly invocations after it took
-    179-260 s a backend, within the 226-362 s of the evening's before it."""
+    taken in turns. Cost, measured after a small fit and predict with a second
+    gc.collect after clear_session's own (since dropped): 0.25-0.30 s (jax) and
+    0.50-0.58 s (torch) per benchmark, about half of it that second collection
+    (clear_session 161/300 ms, gc 148/292 ms, malloc_trim 1-7 ms); without it
+    0.12-0.13 s (jax) and 0.24-0.26 s (torch), 4-8 s of a backend's nightly (30
+    benchmarks' worth of workers). The 5 nightly invocations measured with it
+    took 179-260 s a backend, within the 226-362 s of the evening's before it."""
     done = []
-    for name, step in (("clear_session", lambda: keras.backend.clear_session()), ("gc", gc.collect),
+
+    def collect():
+        # Keras's clear_session (free_memory=True, its default) ends with a full
+        # gc.collect, 0.15-0.3 s here; a second one would find nothing new.
+        if "clear_session" not in done:
+            gc.collect()
+
+    for name, step in (("clear_session", lambda: keras.backend.clear_session()), ("gc", collect),
                        ("malloc_trim", lambda: _malloc_trim(libc))):
         try:
             if step() is not False:
