@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bench_memory_settle.py --base 45f24d2 [--backends jax,torch]
                         [--runs 4] [--full] [--keep DIR]
     .venv/bin/python scripts/bench_memory_settle.py --from DIR    # the report from kept records
+    .venv/bin/python scripts/bench_memory_settle.py --cost jax,torch  # seconds one settle takes
 
 Runs `bench run` from two revisions taking turns, invocation by invocation:
 "base", a git worktree of --base (45f24d2: before usage.settle, each benchmark's
@@ -20,11 +21,17 @@ Measured 2026-12-04 (--base 45f24d2, quick; torch 8 invocations a side, jax 4):
 base ±0.3-2.9 % (10 of 12 within 2 %: jax mlp/latency 2.7, torch cnn/predict
 2.9 %), here ±0.1-1.8 % (12 of 12); jax mlp/latency's least peak 436-440 MiB
 here against 491-523 MiB; headline ratios -5.0 to +7.0 %.
+
+--cost times usage.settle three times in a fresh process per backend, after a
+small MLP's fit and predict. Measured 2026-12-04, twice: jax 116-129 ms, torch
+211-263 ms (with a second gc.collect after clear_session's own, since dropped:
+250-304 and 505-580 ms).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -38,6 +45,25 @@ sys.path.insert(0, str(REPO / "scripts"))
 from bench_stability import least_peak, load_records, ok_workers, spread  # noqa: E402
 
 SIDES = ("base", "here")
+COST = """
+import time, numpy as np, keras
+from bench.measure import usage
+m = keras.Sequential([keras.Input((64,)), keras.layers.Dense(256, activation="relu"), keras.layers.Dense(10)])
+m.compile("adam", "sparse_categorical_crossentropy")
+x = np.random.rand(20000, 64).astype("float32"); y = np.random.randint(0, 10, 20000)
+m.fit(x, y, batch_size=256, epochs=2, verbose=0); m.predict(x, verbose=0)
+del m
+for _ in range(3):
+    t = time.perf_counter(); steps = usage.settle(keras)
+    print(keras.backend.backend(), f"{1000 * (time.perf_counter() - t):.0f} ms", *steps)
+"""
+
+
+def cost(backends: str) -> int:
+    for backend in backends.split(","):
+        subprocess.run([sys.executable, "-c", COST], cwd=REPO, check=False,
+                       env={**os.environ, "KERAS_BACKEND": backend})
+    return 0
 
 
 def run_turns(base_tree: Path, backends: str, runs: int, full: bool, keep: Path) -> None:
@@ -97,7 +123,10 @@ def main(argv=None) -> int:
     p.add_argument("--full", action="store_true", help="the nightly protocol instead of --quick")
     p.add_argument("--keep", type=Path, default=None, help="keep the records here")
     p.add_argument("--from", dest="source", type=Path, default=None, help="only report kept records")
+    p.add_argument("--cost", metavar="BACKENDS", help="only time one settle, per backend (e.g. jax,torch)")
     args = p.parse_args(argv)
+    if args.cost:
+        return cost(args.cost)
     if args.source:
         return report(args.source)
     if not args.base:

@@ -47,10 +47,11 @@ def settle(keras, libc: object | None = None) -> tuple[str, ...]:
     ±0.3-2.9 % (10 of 12) without; jax mlp/latency read 436-440 MiB against
     491-523 (its leftovers), and samples/s moved -5 to +7 %, the noise of runs
     taken in turns. Cost, measured after a small fit and predict with a second
-    gc.collect after clear_session's own (since dropped): 0.25-0.30 s (jax) and
+    gc.collect after clear_session's own (since dropped; `scripts/bench_memory_settle.py
+    --cost jax,torch` times it now): 0.25-0.30 s (jax) and
     0.50-0.58 s (torch) per benchmark, about half of it that second collection
     (clear_session 161/300 ms, gc 148/292 ms, malloc_trim 1-7 ms); without it
-    0.12-0.13 s (jax) and 0.24-0.26 s (torch), 4-8 s of a backend's nightly (30
+    0.12-0.13 s (jax) and 0.21-0.26 s (torch), 4-8 s of a backend's nightly (30
     benchmarks' worth of workers). The 5 nightly invocations measured with it
     took 179-260 s a backend, within the 226-362 s of the evening's before it."""
     done = []
