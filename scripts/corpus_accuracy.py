@@ -99,6 +99,7 @@ NOISY_STEPS = ((0.05, 0.12, 8), (0.05, 0.12, 10), (0.05, 0.15, 6), (0.08, 0.18, 
 
 
 def noisy_steps(trends, rule=assess, draws: int = 200, seed: int = 7) -> None:
+    """Print, per NOISY_STEPS row, how many of `draws` series read Regressed."""
     for noise, size, age in NOISY_STEPS:
         rng = random.Random(seed)
         called = 0
