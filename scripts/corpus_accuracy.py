@@ -42,12 +42,17 @@ ALARMS = {"Regressed", "Faster"}
 SMALLER_TOOLS = {"customSmallerIsBetter", "cargo", "go", "catch2", "julia", "jmh", "benchmarkdotnet"}
 
 
+def status_of(values, better: str, trends, rule=assess) -> str:
+    """The status `rule` (an assess function) gives a series of these values, as of its latest night."""
+    s = make_series(values, better)
+    return rule(s, s.points[-1].started_at, trends).status
+
+
 def score(items, trends, rule=assess) -> dict:
     """items: (name, label, better, values); rule: an assess function."""
     wrong, alarms = [], []
     for name, label, better, values in items:
-        s = make_series(values, better)
-        got = rule(s, s.points[-1].started_at, trends).status
+        got = status_of(values, better, trends, rule)
         if got != label:
             wrong.append((name, label, got))
             if got in ALARMS and label not in ALARMS:
@@ -105,12 +110,11 @@ def noisy_steps(trends, rule=assess, draws: int = 200, seed: int = 7) -> None:
         called = 0
         for _ in range(draws):
             values = _series(rng, noise=noise, dip_rate=0.1, steps=[(LENGTH - age, 1 - size)], quiet_tail=age + 1)
-            s = make_series(values, "bigger")
-            called += rule(s, s.points[-1].started_at, trends).status == "Regressed"
+            called += status_of(values, "bigger", trends, rule) == "Regressed"
         print(f"noise {noise:.0%}, a -{size:.0%} step {age} nights old: Regressed {called}/{draws}")
 
 
-def realhist(folder: Path, trends) -> None:
+def realhist(folder: Path, trends, rule=assess) -> None:
     for path in sorted(folder.glob("*.js")):
         text = path.read_text(encoding="utf-8")
         data = json.loads(text[text.index("{"):].rstrip().rstrip(";"))
@@ -125,8 +129,7 @@ def realhist(folder: Path, trends) -> None:
                         values.setdefault(b["name"], []).append(float(v))
                         better[b["name"]] = "smaller" if entry.get("tool") in SMALLER_TOOLS else "bigger"
             for name, vs in values.items():
-                s = make_series(vs, better[name])
-                counts[assess(s, s.points[-1].started_at, trends).status] += 1
+                counts[status_of(vs, better[name], trends, rule)] += 1
         total = sum(counts.values())
         print(f"{path.name}: {total} series: " + ", ".join(f"{k} {v}" for k, v in counts.most_common()))
 
@@ -180,7 +183,7 @@ def main() -> int:
     if args.noisy_steps:
         noisy_steps(trends, rule)
     if args.realhist:
-        realhist(args.realhist, trends)
+        realhist(args.realhist, trends, rule)
     return 0 if not r["false_alarms"] and r["accuracy"] >= 0.99 else 1
 
 

@@ -61,10 +61,10 @@ ISA_LEVELS = ("avx512f", "avx2", "avx", "sse4_2", "sve", "asimd")
 
 def cpu_isa() -> str:
     """'X86_64 avx512f': the CPU architecture and its widest vector extension (py-cpuinfo)."""
-    try:
-        import cpuinfo
+    from bench.measure.telemetry import cpu
 
-        info = cpuinfo.get_cpu_info()
+    try:
+        info = cpu.info()
     except Exception as e:  # noqa: BLE001 - an unknown CPU only loosens the check
         return f"unknown ({type(e).__name__})"
     flags = set(info.get("flags", []))

@@ -20,12 +20,17 @@ STEAL_WINDOW = 0.2  # seconds psutil samples the CPU times over
 
 
 @functools.lru_cache(maxsize=1)
-def model() -> str:
-    """The CPU's name from py-cpuinfo (about 1 s: read once per process)."""
+def info() -> dict:
+    """py-cpuinfo's description of this CPU (about 1 s: read once per process)."""
     import cpuinfo
 
-    info = cpuinfo.get_cpu_info()
-    return info.get("brand_raw") or info.get("arch_string_raw") or "unknown"
+    return cpuinfo.get_cpu_info()
+
+
+def model() -> str:
+    """The CPU's name from py-cpuinfo."""
+    got = info()
+    return got.get("brand_raw") or got.get("arch_string_raw") or "unknown"
 
 
 def governor(path: Path = GOVERNOR) -> str:
