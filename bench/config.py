@@ -26,6 +26,8 @@ CONFIG_VERSION = 1
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FILE_NAME = "benchmarks.yaml"
 ENV_VAR = "BENCH_CONFIG"
+# glibc's ceiling for M_MMAP_THRESHOLD on 64-bit (HEAP_MAX_SIZE / 2).
+MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 # The package's copy: bench/benchmarks.yaml is a link to the repository's
 # ./benchmarks.yaml (the file users edit), so one file serves a checkout and
 # an installed package (the wheel holds the link's content).
@@ -59,6 +61,17 @@ class Harness:
     # Throughput repeats that disagree by more than this fraction get extra repeats
     # (bench/measure/harness.py); absent: none. benchmarks.yaml says why.
     spread_goal: float | None = None
+    # glibc's malloc thresholds in every worker (bytes; MALLOC_MMAP_THRESHOLD_ and
+    # MALLOC_TRIM_THRESHOLD_, ignored by other C libraries); absent: glibc's own,
+    # which moves them as a process frees memory. benchmarks.yaml says why.
+    malloc_mmap_threshold: int | None = None
+    malloc_trim_threshold: int | None = None
+
+    def worker_env(self) -> dict[str, str]:
+        """The environment variables that carry these settings into every worker."""
+        return {var: str(value) for var, value in (("MALLOC_MMAP_THRESHOLD_", self.malloc_mmap_threshold),
+                                                   ("MALLOC_TRIM_THRESHOLD_", self.malloc_trim_threshold))
+                if value is not None}
 
 
 @dataclass(frozen=True)
@@ -220,6 +233,10 @@ def _harness(c: "_Checker", raw: Any) -> Harness:
     if h.canary_tolerance <= 1:
         raise ConfigError(f"{c.path}: key 'harness.canary_tolerance' is {raw['canary_tolerance']!r}; "
                           f"expected a number above 1 (times the fastest canary)")
+    if h.malloc_mmap_threshold is not None and h.malloc_mmap_threshold > MMAP_THRESHOLD_MAX:
+        # glibc ignores a larger one without a word (malloc.c do_set_mmap_threshold)
+        c.fail("harness.malloc_mmap_threshold", h.malloc_mmap_threshold,
+               f"at most {MMAP_THRESHOLD_MAX} bytes (32 MiB, the most glibc accepts on 64-bit)")
     return h
 
 
@@ -234,7 +251,8 @@ def _section(c: "_Checker", cls, raw: Any, key: str, required: bool = False):
             if required and f.default is MISSING:
                 raise ConfigError(f"{c.path}: key '{key}.{name}' is missing; expected a positive number")
             continue
-        kwargs[name] = c.pos_int(m[name], f"{key}.{name}") if f.type == "int" else c.pos_num(m[name], f"{key}.{name}")
+        whole = f.type in ("int", "int | None")
+        kwargs[name] = c.pos_int(m[name], f"{key}.{name}") if whole else c.pos_num(m[name], f"{key}.{name}")
     return cls(**kwargs)
 
 

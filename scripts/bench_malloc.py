@@ -1,29 +1,34 @@
 #!/usr/bin/env python3
-"""Would a fixed malloc mmap threshold make peak memory repeat, and at what cost? (issue 13)
+"""Fixed glibc malloc thresholds in every worker against glibc's own: speed, its spread, memory (issues 10, 13)
 
-    .venv/bin/python scripts/bench_malloc.py [--threshold 131072] [--backend torch]
-                                             [--modes train predict] [--keep DIR]
+    .venv/bin/python scripts/bench_malloc.py [--runs 3] [--backends torch,jax] [--keep DIR]
+    .venv/bin/python scripts/bench_malloc.py --from DIR [DIR ...]
 
-A worker's peak RSS moves with freed memory that glibc keeps mapped (it raises
-its mmap threshold as big blocks are freed, after which they come from the
-heap and stay). One same-machine A/B (`bench run --ab`, duets on this CPU):
-A is this python as users run it, B the same python with
-MALLOC_MMAP_THRESHOLD_ set, which fixes the threshold. Prints, per benchmark,
-each side's worker peaks (MiB, least..most) and bench compare's verdict and
-delta for B's samples/s against A's. About 5 minutes for torch here.
+Runs the nightly protocol in turns: `bench run` with a copy of benchmarks.yaml
+whose harness has no malloc_* keys (glibc's own thresholds, which it raises as a
+process frees big blocks), then with benchmarks.yaml as committed (harness
+malloc_mmap_threshold / malloc_trim_threshold, protocol workers v4), --runs
+times. A record's side is read from `environment.settings`
+(MALLOC_MMAP_THRESHOLD_ there or not), so --from takes records made any way.
+Prints per benchmark and side: the headlines across runs and their spread, the
+workers' range inside each run (max/min - 1; the per-process lottery), the least
+peak memory across runs, and the fixed side's mean headline against glibc's.
+About 7 minutes a run of jax and torch here.
 
-Measured 2026-12-04: at 131072 (128 KiB, glibc's starting value) every torch
-cnn/predict worker peaked at 697-698 MiB (711-1002 without it) but B ran 45-65 %
-slower; at 33554432 (32 MiB) torch cnn/train was 30 % slower and the peaks still
-spread 720-880 MiB. So the workers keep the allocator users run with, and a
-result's peak is its least worker's (bench/measure/pool.py memory_workers).
+Measured with the earlier form of this script (an A/B duet, side B with only
+MALLOC_MMAP_THRESHOLD_ set, 2026-12-04): at 131072 (128 KiB) torch ran 45-65 %
+slower, every big buffer mapped afresh; at 32 MiB cnn/train 30 % slower and the
+peaks still spread 720-880 MiB: setting one threshold freezes the other at
+glibc's start value (128 KiB trim), so the heap was handed back and faulted in
+again on every call. Hence both are set now.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import os
+import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -31,54 +36,88 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_ab_sensitivity import compare_rows, sides  # noqa: E402
+from bench_stability import config_variant, least_peak, ok_workers, one_run, spread  # noqa: E402
+
+SIDES = ("glibc", "fixed")
 
 
-def wrapper(folder: Path, threshold: int) -> Path:
-    """An executable that runs this python with the threshold fixed."""
-    path = folder / "python"
-    path.write_text(f'#!/bin/sh\nMALLOC_MMAP_THRESHOLD_={threshold} exec "{sys.executable}" "$@"\n')
-    path.chmod(0o755)
-    return path
+def glibc_config(folder: Path) -> Path:
+    """benchmarks.yaml without the harness's malloc_* lines: glibc's own thresholds."""
+    first = config_variant(folder, "glibc-1.yaml", r"^  malloc_mmap_threshold: \d+\n", "",
+                           "`  malloc_mmap_threshold:` line (harness)")
+    return config_variant(folder, "glibc.yaml", r"^  malloc_trim_threshold: \d+\n", "",
+                          "`  malloc_trim_threshold:` line (harness)", first)
 
 
-def peaks(record: Path) -> dict[tuple[str, str], list[int]]:
-    """(model, mode) -> every ok worker's host peak, in MiB."""
-    return {(r["model"], r["mode"]): [w["host_peak_bytes"] >> 20 for w in r.get("workers", ())
-                                      if w.get("status") == "ok" and isinstance(w.get("host_peak_bytes"), int)]
-            for r in json.loads(record.read_text())["results"]}
+def side_of(record: dict) -> str:
+    return "fixed" if "MALLOC_MMAP_THRESHOLD_" in record.get("environment", {}).get("settings", {}) else "glibc"
+
+
+def collect(records: list[dict]) -> dict:
+    """{(backend, model, mode): {side: [result, ...]}} in run order."""
+    out: dict = {}
+    for rec in sorted(records, key=lambda d: d["run"]["started_at"]):
+        for r in rec["results"]:
+            if r.get("status") == "ok":
+                key = (rec["target"]["backend"], r["model"], r["mode"])
+                out.setdefault(key, {s: [] for s in SIDES})[side_of(rec)].append(r)
+    return out
+
+
+def fmt(v: float) -> str:
+    return f"{v:,.0f}" if v >= 100 else f"{v:.4g}"
+
+
+def side_line(results: list[dict]) -> str:
+    if not results:
+        return "-"
+    heads = [r["value"] for r in results]
+    inside = [max(v) / min(v) - 1 for v in ([w["value"] for w in ok_workers(r)] for r in results) if v]
+    peaks = [p for p in (least_peak(r) for r in results) if p]
+    text = (f"{', '.join(fmt(v) for v in heads)} (±{100 * spread(heads):.1f}%); workers within a run "
+            f"+{100 * statistics.median(inside):.0f}% (worst +{100 * max(inside):.0f}%)")
+    if len(peaks) == len(results):
+        text += f"; least peak {min(peaks) >> 20}-{max(peaks) >> 20} MiB (±{100 * spread(peaks):.1f}%)"
+    return text
+
+
+def report(records: list[dict]) -> None:
+    for (backend, model, mode), sides in collect(records).items():
+        print(f"{backend} {model}/{mode}")
+        for side in SIDES:
+            print(f"  {side:5s}: {side_line(sides[side])}")
+        if sides["glibc"] and sides["fixed"]:
+            g = statistics.mean(r["value"] for r in sides["glibc"])
+            f = statistics.mean(r["value"] for r in sides["fixed"])
+            print(f"  fixed against glibc: {100 * (f / g - 1):+.1f}% ({'ms' if mode == 'latency' else 'samples/s'})")
+
+
+def load(folders: list[Path]) -> list[dict]:
+    return [json.loads(p.read_text()) for folder in folders for p in sorted(folder.glob("*.json"))]
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--threshold", type=int, default=131072, help="MALLOC_MMAP_THRESHOLD_ for side B, bytes")
-    p.add_argument("--backend", default="torch")
-    p.add_argument("--modes", nargs="+", default=["train", "predict"])
-    p.add_argument("--keep", type=Path, help="write the two records here (default: a temporary folder)")
+    p.add_argument("--runs", type=int, default=3, help="runs of each side, in turns")
+    p.add_argument("--backends", default="torch,jax")
+    p.add_argument("--keep", type=Path, help="copy every record here (then --from it)")
+    p.add_argument("--from", dest="source", type=Path, nargs="+", help="report on kept records instead of running")
     a = p.parse_args(argv)
-    with tempfile.TemporaryDirectory(prefix="bench-malloc-") as tmp:
-        out = a.keep or Path(tmp) / "records"
-        b_python = wrapper(Path(tmp), a.threshold)
-        cmd = [sys.executable, "-m", "bench", "run", "--ab", sys.executable, str(b_python), "--backend", a.backend,
-               "--modes", *a.modes, "--out", str(out)]
-        print("running:", " ".join(cmd), flush=True)
-        run = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-        found = sides(out) if out.is_dir() else {}
-        if run.returncode != 0 or set(found) != {"a", "b"}:
-            print(f"bench run --ab failed ({run.returncode}): {run.stderr.strip()[-400:]}", file=sys.stderr)
-            return 1
-        pa, pb, v = peaks(found["a"]), peaks(found["b"]), compare_rows(found["a"], found["b"])
-    print(f"B: MALLOC_MMAP_THRESHOLD_={a.threshold}")
-    print(f"{'benchmark':16s} {'A peaks MiB':>14s} {'B peaks MiB':>14s}  B samples/s against A")
-    for key in sorted(pa):
-        row = v.get(key, {})
-        delta = f"{row['delta'] * 100:+.1f}% {row['verdict']}" if row.get("delta") is not None else "-"
-        print(f"{key[0] + '/' + key[1]:16s} {_range(pa[key]):>14s} {_range(pb.get(key, [])):>14s}  {delta}")
+    if a.source:
+        report(load(a.source))
+        return 0
+    for var in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+        os.environ.pop(var, None)  # the glibc side must run with glibc's own
+    folder = Path(tempfile.mkdtemp(prefix="bench-malloc-"))
+    keep = a.keep or folder / "records"
+    glibc = glibc_config(folder)
+    for i in range(a.runs):
+        for side, extra in (("glibc", ["--config", str(glibc)]), ("fixed", [])):
+            for backend in a.backends.split(","):
+                _, wall = one_run(backend, extra, keep)
+                print(f"run {i + 1} {side} {backend}: {wall:.0f} s", flush=True)
+    report(load([keep]))
     return 0
-
-
-def _range(values: list[int]) -> str:
-    return f"{min(values)}..{max(values)}" if values else "-"
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ def test_the_shipped_config_is_valid_and_is_the_packages_default(tmp_path, monke
     # local-cpu: one CPU per worker process (benchmarks.yaml says why)
     assert (shipped.devices["local-cpu"].worker_cpus, shipped.harness.canary_tolerance) == (1, 3.0)
     assert shipped.harness.spread_goal is None  # no extra repeats for disagreement (benchmarks.yaml: why)
+    # every worker with glibc's malloc thresholds fixed (benchmarks.yaml: why)
+    assert shipped.harness.worker_env() == {"MALLOC_MMAP_THRESHOLD_": "33554432",
+                                            "MALLOC_TRIM_THRESHOLD_": "1073741824"}
     # bench/benchmarks.yaml is a link to the repository's file users edit: one file.
     assert config.DEFAULT_PATH.resolve() == config.REPO_ROOT / "benchmarks.yaml"
     monkeypatch.delenv(config.ENV_VAR)
@@ -58,6 +61,10 @@ def _raw():
      "key 'harness.spread_goal' is 0; expected a positive number"),
     (lambda r: r["harness"].update(canary_tolerance=1),
      "key 'harness.canary_tolerance' is 1; expected a number above 1 (times the fastest canary)"),
+    (lambda r: r["harness"].update(malloc_mmap_threshold=64 * 1024 * 1024),
+     "key 'harness.malloc_mmap_threshold' is 67108864; expected at most 33554432 bytes (32 MiB, the most glibc"),
+    (lambda r: r["harness"].update(malloc_trim_threshold=1.5),
+     "key 'harness.malloc_trim_threshold' is 1.5; expected a positive integer"),
 ])
 def test_malformed_config_is_refused_with_key_and_form(mutate, message):
     raw = _raw()
@@ -65,6 +72,15 @@ def test_malformed_config_is_refused_with_key_and_form(mutate, message):
     with pytest.raises(config.ConfigError) as e:
         config.parse(raw, "benchmarks.yaml")
     assert message in str(e.value)
+
+
+def test_malloc_settings_become_worker_env_only_when_set():
+    raw = _raw()
+    raw["harness"].pop("malloc_mmap_threshold", None)
+    raw["harness"].pop("malloc_trim_threshold", None)
+    assert config.parse(raw, "benchmarks.yaml").harness.worker_env() == {}
+    raw["harness"]["malloc_trim_threshold"] = 4096
+    assert config.parse(raw, "benchmarks.yaml").harness.worker_env() == {"MALLOC_TRIM_THRESHOLD_": "4096"}
 
 
 def test_unknown_label_lists_valid_ones():

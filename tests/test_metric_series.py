@@ -109,6 +109,10 @@ def test_changes_list_what_moved_but_not_what_moves_every_night():
     b = envsummary.summary({**gpu_env(driver="575.51.02", sm=1800),
                             "cpu_state": {"model": "Ryzen", "load_average": [3.0]}})
     assert envsummary.changes(a, b) == [("driver", "570.86.10", "575.51.02"), ("sm_clock_mhz", "2452", "1800")]
+    # workers v4: the malloc thresholds every worker ran with are a change too
+    c = envsummary.summary({**gpu_env(), "settings": {"MALLOC_MMAP_THRESHOLD_": "33554432",
+                                                      "MALLOC_TRIM_THRESHOLD_": "1073741824", "BENCH_THREADS": "1"}})
+    assert envsummary.changes(a, c) == [("malloc", None, "mmap 33554432, trim 1073741824")]
 
 
 def test_site_data_has_metric_environment_and_spread():

@@ -409,6 +409,20 @@ def test_worker_outcome_knows_the_benchmark_it_died_in():
     assert out.failure().kind == "timeout" and "30 s" in out.failure().message
 
 
+def test_a_worker_process_runs_with_its_specs_env(tmp_path):
+    # A stand-in python that writes down the environment it was started with:
+    # the harness's malloc settings reach the worker process itself.
+    seen = tmp_path / "env.txt"
+    fake = tmp_path / "python"
+    fake.write_text(f"#!/bin/sh\nenv > {seen}\n")
+    fake.chmod(0o755)
+    s = replace(spec("mlp", "train"), env={"MALLOC_MMAP_THRESHOLD_": "33554432", "BENCH_THREADS": "1"})
+    out = pool.spawn_worker(schedule.Task("", 0, (("mlp", "train"),)), [s], timeout=30, python=str(fake))
+    assert out.returncode == 0
+    lines = seen.read_text().splitlines()
+    assert "MALLOC_MMAP_THRESHOLD_=33554432" in lines and "KERAS_BACKEND=jax" in lines
+
+
 # -- the machine lock ----------------------------------------------------------
 
 def test_a_second_run_waits_for_the_lock_and_says_so(tmp_path):

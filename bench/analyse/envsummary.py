@@ -15,9 +15,10 @@ from typing import Any, Mapping
 # ones that differ from the previous point. Load, temperature, power draw and
 # pressure move every night: they are shown, never listed as a change.
 CHANGES = ("keras", "keras_commit", "backend", "driver", "cuda", "cudnn", "gpu", "sm_clock_mhz",
-           "memory_clock_mhz", "power_limit_w", "cpu", "governor", "threads", "floatx", "dtype_policy",
+           "memory_clock_mhz", "power_limit_w", "cpu", "governor", "threads", "malloc", "floatx", "dtype_policy",
            "protocol", "reference", "runner")
 _KERAS = {"keras", "keras-nightly", "keras_nightly"}
+_MALLOC = (("mmap", "MALLOC_MMAP_THRESHOLD_"), ("trim", "MALLOC_TRIM_THRESHOLD_"))
 
 
 def _text(v: Any) -> str | None:
@@ -75,6 +76,9 @@ def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None
     put("steal_percent", cpu.get("steal_percent"))
     put("cpu_pressure", _dict(cpu.get("pressure")).get("some_avg60"))
     put("threads", _dict(env.get("thread_settings")).get("backend_threads") or env.get("threads"))
+    settings = _dict(env.get("settings"))  # glibc's malloc thresholds, workers v4 on
+    put("malloc", ", ".join(f"{name} {_text(settings.get(var))}" for name, var in _MALLOC
+                            if _text(settings.get(var))) or None)
     config = _dict(env.get("keras_config"))
     put("floatx", config.get("floatx"))
     put("dtype_policy", config.get("dtype_policy"))

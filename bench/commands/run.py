@@ -205,7 +205,7 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         reference_side = args.reference and side == "a"  # --install-log is the nightly's, not its
         rec = _record(args, backend, device, label, module, part, {**run, **extra}, started, finished,
                       None if reference_side else install_log, host, state_start, state_end, findings,
-                      "pinned" if reference_side else args.keras_source)
+                      "pinned" if reference_side else args.keras_source, _settings(device, cfg.harness))
         path = record.write(rec, args.out)
         print(path, flush=True)
         out[side] = rec
@@ -213,14 +213,14 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
 
 
 def _record(args, backend, device, label, module, done, run, started, finished, install_log, host,
-            state_start, state_end, findings, keras_source):
+            state_start, state_end, findings, keras_source, settings):
     return record.RunRecord.from_dict({
         "schema_version": record.SCHEMA_VERSION,
         "run": {**run, "started_at": record.format_time(started), "finished_at": finished},
         "target": {"backend": label, "keras_backend": backend.keras_backend, "device": device.label},
         "environment": {**environment.capture(
             versions=module.versions(), children=list(done.environments), accelerator=device.accelerator,
-            keras_source=keras_source, install_log=install_log, device_env=device.env,
+            keras_source=keras_source, install_log=install_log, device_env=settings,
             environ=os.environ, host=host),
             **machine.environment_block(state_start, state_end, list(done.environments), os.environ),
             # protocol 2: the device's thread/CPU settings and bench check's findings
@@ -252,17 +252,24 @@ def _spec(backend, device, model: str, mode: str, cfg, protocol: Protocol) -> Sp
     return Spec(backend=backend.label, keras_backend=backend.keras_backend, model=model, mode=mode,
                 batch_size=1 if mode == "latency" else cfg.models[model].batch_size, repeats=protocol.repeats,
                 min_repeat_seconds=protocol.min_repeat_seconds, warmup_steps=protocol.warmup_steps,
-                result_path="", env=_env(device),
+                result_path="", env=_env(device, cfg.harness),
                 latency_calls=cfg.latency.calls, latency_warmup=cfg.latency.warmup_calls,
                 canary_tolerance=protocol.canary_tolerance, spread_goal=protocol.spread_goal)
 
 
-def _env(device) -> dict:
-    """The device's env, plus its `threads` for the backend's prepare() (bench/measure/backends)."""
-    env = dict(device.env)
+def _env(device, harness) -> dict:
+    """What every benchmark process of this device runs with: the harness's malloc
+    settings, the device's env (which wins), and its `threads` for the backend's
+    prepare() (bench/measure/backends)."""
+    env = _settings(device, harness)
     if device.threads is not None:
         env[backends.THREADS_VAR] = str(device.threads)
     return env
+
+
+def _settings(device, harness) -> dict:
+    """The environment variables a record lists as its settings (environment.settings)."""
+    return {**harness.worker_env(), **device.env}
 
 
 def _progress(backend: str, device: str, total: int):

@@ -244,11 +244,13 @@ def memory_workers(ok: list[dict]) -> list[int]:
     moved ±0.3-2.5 % against ±0.3-15.4 % for the median of the workers that
     ran the benchmark first in their process (the estimator before), 6 of 8
     within 2 % against 5; on 5 later invocations with latency too, ±0.2-4.7 %
-    against ±0.2-5.3 %. A fixed malloc mmap threshold (MALLOC_MMAP_THRESHOLD_
-    = 128 KiB, scripts/bench_malloc.py) held torch's worker peaks within 3 %,
-    but cost it 40-66 % of its samples/s, so the workers keep the allocator
-    users run with; instead each settles before a benchmark (usage.settle,
-    "least, settled"), which drops the leftovers without changing the allocator."""
+    against ±0.2-5.3 %. A malloc mmap threshold fixed at 128 KiB
+    (MALLOC_MMAP_THRESHOLD_, scripts/bench_malloc.py's first form) held torch's
+    worker peaks within 3 % but cost it 40-66 % of its samples/s; the thresholds
+    workers v4 fixes for speed (harness.malloc_*, the heap kept) leave the peaks
+    to the same luck (torch cnn/predict 723-1096 MiB in one run). So each worker
+    settles before a benchmark instead (usage.settle, "least, settled"), which
+    drops what earlier benchmarks left."""
     return [i for i, e in enumerate(ok) if not e.get("rerun")] or list(range(len(ok)))
 
 

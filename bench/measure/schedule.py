@@ -28,7 +28,12 @@ from dataclasses import dataclass, replace
 #               (bench/measure/latency.py), and every worker judges its
 #               canaries against the fastest its side has seen in the run
 #               (pool.py's floor); throughput repeats otherwise as in v2.
-NAME, VERSION = "workers", 3
+#   workers v4: every worker runs with glibc's malloc thresholds fixed
+#               (benchmarks.yaml harness.malloc_*), so its big buffers stay in
+#               the heap instead of being mapped afresh on every call in some
+#               processes and not others (README "Protocol 2": a torch
+#               cnn/predict worker read 8.5k or 21k samples/s by that alone).
+NAME, VERSION = "workers", 4
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their

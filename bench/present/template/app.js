@@ -363,8 +363,9 @@
       { sm_clock_mhz: "SM %s MHz", memory_clock_mhz: "mem %s MHz", power_limit_w: "limit %s W", power_draw_w: "draw %s W",
         temperature_c: "%s °C", throttle: "throttle: %s", gpu_processes: "other processes: %s" }],
     ["driver", ["driver", "cuda", "cudnn"], { cuda: "CUDA %s", cudnn: "cuDNN %s" }],
-    ["CPU", ["cpu", "governor", "cpu_mhz", "load", "steal_percent", "cpu_pressure", "threads"],
-      { cpu_mhz: "%s MHz", load: "load %s", steal_percent: "steal %s%", cpu_pressure: "pressure %s%", threads: "%s threads" }],
+    ["CPU", ["cpu", "governor", "cpu_mhz", "load", "steal_percent", "cpu_pressure", "threads", "malloc"],
+      { cpu_mhz: "%s MHz", load: "load %s", steal_percent: "steal %s%", cpu_pressure: "pressure %s%", threads: "%s threads",
+        malloc: "malloc %s" }],
     ["backend", ["backend"], {}],
     ["keras", ["floatx", "dtype_policy", "protocol"], { dtype_policy: "policy %s", protocol: "protocol %s" }],
   ];
