@@ -26,8 +26,6 @@ CONFIG_VERSION = 1
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FILE_NAME = "benchmarks.yaml"
 ENV_VAR = "BENCH_CONFIG"
-# glibc's ceiling for M_MMAP_THRESHOLD on 64-bit (HEAP_MAX_SIZE / 2).
-MMAP_THRESHOLD_MAX = 32 * 1024 * 1024
 # The package's copy: bench/benchmarks.yaml is a link to the repository's
 # ./benchmarks.yaml (the file users edit), so one file serves a checkout and
 # an installed package (the wheel holds the link's content).
@@ -233,10 +231,6 @@ def _harness(c: "_Checker", raw: Any) -> Harness:
     if h.canary_tolerance <= 1:
         raise ConfigError(f"{c.path}: key 'harness.canary_tolerance' is {raw['canary_tolerance']!r}; "
                           f"expected a number above 1 (times the fastest canary)")
-    if h.malloc_mmap_threshold is not None and h.malloc_mmap_threshold > MMAP_THRESHOLD_MAX:
-        # glibc ignores a larger one without a word (malloc.c do_set_mmap_threshold)
-        c.fail("harness.malloc_mmap_threshold", h.malloc_mmap_threshold,
-               f"at most {MMAP_THRESHOLD_MAX} bytes (32 MiB, the most glibc accepts on 64-bit)")
     return h
 
 

@@ -61,8 +61,8 @@ def _raw():
      "key 'harness.spread_goal' is 0; expected a positive number"),
     (lambda r: r["harness"].update(canary_tolerance=1),
      "key 'harness.canary_tolerance' is 1; expected a number above 1 (times the fastest canary)"),
-    (lambda r: r["harness"].update(malloc_mmap_threshold=64 * 1024 * 1024),
-     "key 'harness.malloc_mmap_threshold' is 67108864; expected at most 33554432 bytes (32 MiB, the most glibc"),
+    (lambda r: r["harness"].update(malloc_mmap_threshold="32M"),
+     "key 'harness.malloc_mmap_threshold' is '32M'; expected a positive integer"),
     (lambda r: r["harness"].update(malloc_trim_threshold=1.5),
      "key 'harness.malloc_trim_threshold' is 1.5; expected a positive integer"),
 ])
