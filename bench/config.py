@@ -26,6 +26,8 @@ CONFIG_VERSION = 1
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FILE_NAME = "benchmarks.yaml"
 ENV_VAR = "BENCH_CONFIG"
+# Harness field -> the glibc variable that carries it into every worker (Harness.worker_env).
+MALLOC_VARS = {"malloc_mmap_threshold": "MALLOC_MMAP_THRESHOLD_", "malloc_trim_threshold": "MALLOC_TRIM_THRESHOLD_"}
 # The package's copy: bench/benchmarks.yaml is a link to the repository's
 # ./benchmarks.yaml (the file users edit), so one file serves a checkout and
 # an installed package (the wheel holds the link's content).
@@ -67,9 +69,8 @@ class Harness:
 
     def worker_env(self) -> dict[str, str]:
         """The environment variables that carry these settings into every worker."""
-        return {var: str(value) for var, value in (("MALLOC_MMAP_THRESHOLD_", self.malloc_mmap_threshold),
-                                                   ("MALLOC_TRIM_THRESHOLD_", self.malloc_trim_threshold))
-                if value is not None}
+        return {var: str(getattr(self, field)) for field, var in MALLOC_VARS.items()
+                if getattr(self, field) is not None}
 
 
 @dataclass(frozen=True)

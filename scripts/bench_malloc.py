@@ -42,7 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_stability import config_variant, least_peak, ok_workers, one_run, spread  # noqa: E402
+from bench_stability import config_variant, fmt, least_peak, ok_workers, one_run, spread  # noqa: E402
+from bench.config import MALLOC_VARS  # noqa: E402  (bench_stability put the repository on sys.path)
 
 SIDES = ("glibc", "fixed")
 
@@ -56,7 +57,8 @@ def glibc_config(folder: Path) -> Path:
 
 
 def side_of(record: dict) -> str:
-    return "fixed" if "MALLOC_MMAP_THRESHOLD_" in record.get("environment", {}).get("settings", {}) else "glibc"
+    settings = record.get("environment", {}).get("settings", {})
+    return "fixed" if MALLOC_VARS["malloc_mmap_threshold"] in settings else "glibc"
 
 
 def collect(records: list[dict]) -> dict:
@@ -68,10 +70,6 @@ def collect(records: list[dict]) -> dict:
                 key = (rec["target"]["backend"], r["model"], r["mode"])
                 out.setdefault(key, {s: [] for s in SIDES})[side_of(rec)].append(r)
     return out
-
-
-def fmt(v: float) -> str:
-    return f"{v:,.0f}" if v >= 100 else f"{v:.4g}"
 
 
 def side_line(results: list[dict]) -> str:
@@ -112,7 +110,7 @@ def main(argv=None) -> int:
     if a.source:
         report(load(a.source))
         return 0
-    for var in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"):
+    for var in MALLOC_VARS.values():
         os.environ.pop(var, None)  # the glibc side must run with glibc's own
     folder = Path(tempfile.mkdtemp(prefix="bench-malloc-"))
     keep = a.keep or folder / "records"

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from bench.config import MALLOC_VARS
+
 # Fields whose change can explain a step in a series; the dashboard lists the
 # ones that differ from the previous point. Load, temperature, power draw and
 # pressure move every night: they are shown, never listed as a change.
@@ -18,7 +20,6 @@ CHANGES = ("keras", "keras_commit", "backend", "driver", "cuda", "cudnn", "gpu",
            "memory_clock_mhz", "power_limit_w", "cpu", "governor", "threads", "malloc", "floatx", "dtype_policy",
            "protocol", "reference", "runner")
 _KERAS = {"keras", "keras-nightly", "keras_nightly"}
-_MALLOC = (("mmap", "MALLOC_MMAP_THRESHOLD_"), ("trim", "MALLOC_TRIM_THRESHOLD_"))
 
 
 def _text(v: Any) -> str | None:
@@ -77,8 +78,8 @@ def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None
     put("cpu_pressure", _dict(cpu.get("pressure")).get("some_avg60"))
     put("threads", _dict(env.get("thread_settings")).get("backend_threads") or env.get("threads"))
     settings = _dict(env.get("settings"))  # glibc's malloc thresholds, workers v4 on
-    put("malloc", ", ".join(f"{name} {_text(settings.get(var))}" for name, var in _MALLOC
-                            if _text(settings.get(var))) or None)
+    put("malloc", ", ".join(f"{field.split('_')[1]} {_text(settings.get(var))}"  # "mmap 33554432"
+                            for field, var in MALLOC_VARS.items() if _text(settings.get(var))) or None)
     config = _dict(env.get("keras_config"))
     put("floatx", config.get("floatx"))
     put("dtype_policy", config.get("dtype_policy"))
