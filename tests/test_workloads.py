@@ -148,3 +148,35 @@ def test_make_weights_check_accepts_other_versions_when_the_model_passes_the_gat
     assert proc.returncode == 0, proc.stdout + proc.stderr[-2000:]
     assert f"as expected across versions (jax 0.0.1 -> {here['jax_version']})" in proc.stdout
     assert "gate passes" in proc.stdout
+
+
+class _RecordingModel:
+    """Stands in for a Keras model: fit learns nothing, predict answers every
+    digit right and records the batch size it was called with."""
+
+    def __init__(self, y_test):
+        self.y_test, self.predict_batches = y_test, []
+
+    def fit(self, x, y, batch_size, **kw):
+        return None
+
+    def predict(self, x, batch_size, verbose=0):
+        self.predict_batches.append(batch_size)
+        return np.eye(10)[self.y_test[:len(x)]]
+
+
+def test_a_train_benchmarks_gate_and_check_predict_at_its_own_batch_size():
+    """Protocol workers v5: one batch of all 360 held-out digits grew torch's
+    heap by up to 31 MiB before the timed calls, by a different amount in
+    each process, and the benchmark's peak memory with it."""
+    from bench.measure import child
+
+    y = np.arange(360) % 10
+    x = np.zeros((360, 64), dtype="float32")
+    d = child._Data(x[:256], y[:256], x, y, x[:128], y[:128], chunk=1)
+    spec = child.Spec(backend="torch", keras_backend="torch", model="mlp", mode="train", batch_size=128,
+                      repeats=3, min_repeat_seconds=0.1, warmup_steps=1, result_path="")
+    model = _RecordingModel(y)
+    assert child._gate(model, d, spec, clock=lambda: 0.0)["epochs"] == 1
+    assert child._verify(model, d, spec, last=0.5)["held_out_accuracy"] == 1.0
+    assert model.predict_batches == [128, 128]

@@ -33,7 +33,13 @@ from dataclasses import dataclass, replace
 #               the heap instead of being mapped afresh on every call in some
 #               processes and not others (README "Protocol 2": a torch
 #               cnn/predict worker read 8.5k or 21k samples/s by that alone).
-NAME, VERSION = "workers", 4
+#   workers v5: a train benchmark's quality gate and timed-result check predict
+#               the held-out digits at the benchmark's batch size, not in one
+#               batch of all 360: that one big batch grew torch's heap by 3 to
+#               31 MiB, process by process, before the timed calls
+#               (bench/measure/child.py _gate; the peaks, and the heap the
+#               timed calls start from, change).
+NAME, VERSION = "workers", 5
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
