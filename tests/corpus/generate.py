@@ -242,8 +242,8 @@ def _real(rng, n: int, scale: float = 1.0, calm_tail: int = 2, max_sigma: float 
     A block whose nights change level is drawn again (_has_step, _drifted):
     the real history moved there, so it is not noise around one level
     (counted over seeds 1-40: 3.1 % of blocks by _has_step, 2.8 % more by
-    _drifted, 0.05 % of them by its own-noise reading; _new_level drew again
-    2.3 % of the noisier steps)."""
+    _drifted; _new_level drew again 2.3 % of the noisier steps; over seeds
+    1-20, _drifted's own-noise reading 0.05 % more)."""
     return _real_drawn(rng, n, scale, calm_tail, max_sigma)[0]
 
 
