@@ -498,8 +498,13 @@ def _critical(t: Trends, n_base: int) -> float:
     nights 2.6-2.7 standard errors low at the noise they were drawn with).
     From 3-4 nights (a 10-15 night series with an early dip) the bar is
     several times higher (such a series once read Faster)."""
-    q = NormalDist().cdf(t.noise_factor)
-    return float(stdtrit(max(1.0, QN_EFFICIENCY * n_base - 1), q))
+    return student_bar(t.noise_factor, QN_EFFICIENCY * n_base - 1)
+
+
+def student_bar(noise_factor: float, df: float) -> float:
+    """Student's t at `df` degrees of freedom (at least 1) at the tail that
+    `noise_factor` standard errors mark for normal noise (3: 0.135 %)."""
+    return float(stdtrit(max(1.0, df), NormalDist().cdf(noise_factor)))
 
 
 def is_watch(x: Sequence[float], t: Trends) -> bool:

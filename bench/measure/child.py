@@ -270,12 +270,17 @@ def _runner(model, d: _Data, spec: Spec, backend):
     return fit if spec.mode == "train" else predict
 
 
+def _held_out_logits(model, d: _Data, spec: Spec):
+    """The model's logits for the held-out digits, for _gate and _verify.
+
+    At the benchmark's batch size (protocol workers v5). One batch of all 360
+    held-out digits, as before, left torch's heap grown by 3 to 31 MiB,
+    process by process, and the benchmark's peak with it: torch cnn/train's
+    workers peaked 737-791 MiB (README "Protocol 2", Memory)."""
+    return model.predict(d.x_test, batch_size=spec.batch_size, verbose=0)
+
+
 def _gate(model, d: _Data, spec: Spec, clock) -> dict:
-    # Its held-out predictions (and _verify's) run at the benchmark's batch
-    # size (protocol workers v5). One batch of all 360 held-out digits, as
-    # before, left torch's heap grown by 3 to 31 MiB, process by process, and
-    # the benchmark's peak with it: torch cnn/train's workers peaked 737-791
-    # MiB (README "Protocol 2", Memory).
     from bench.measure.workloads import gate
 
     t0 = clock()
@@ -283,11 +288,11 @@ def _gate(model, d: _Data, spec: Spec, clock) -> dict:
         accs: list[float] = []
         while len(accs) < gate.MAX_EPOCHS and not (accs and accs[-1] >= gate.TRAIN_ACCURACY):
             model.fit(d.x_gate, d.y_gate, batch_size=spec.batch_size, epochs=1, verbose=0, shuffle=False)
-            logits = model.predict(d.x_test, batch_size=spec.batch_size, verbose=0)
+            logits = _held_out_logits(model, d, spec)
             accs.append(gate.accuracy(logits, d.y_test))
         verdict = gate.check_train(accs, gate.TRAIN_ACCURACY)
     else:
-        logits = model.predict(d.x_test, batch_size=spec.batch_size, verbose=0)
+        logits = _held_out_logits(model, d, spec)
         verdict = gate.check_predict(logits, d.y_test, gate.load_reference(spec.model))
     numbers = dict(verdict.numbers, seconds=round(clock() - t0, 3))
     if not verdict.passed:
@@ -300,7 +305,7 @@ def _verify(model, d: _Data, spec: Spec, last) -> dict:
     from bench.measure.workloads import gate
 
     if spec.mode == "train":
-        logits = model.predict(d.x_test, batch_size=spec.batch_size, verbose=0)
+        logits = _held_out_logits(model, d, spec)
         verdict = verify.timed_train(last, gate.accuracy(logits, d.y_test))
     else:
         verdict = verify.timed_predict(last, gate.load_reference(spec.model))

@@ -15,11 +15,9 @@ import math
 import random
 from functools import lru_cache
 from pathlib import Path
-from statistics import NormalDist, median, stdev
+from statistics import median, stdev
 
-from scipy.special import stdtrit
-
-from bench.analyse.trends import BASELINE, MEDIAN_SE, VISITS, _offs_allowed
+from bench.analyse.trends import BASELINE, MEDIAN_SE, VISITS, _offs_allowed, student_bar
 from bench.config import Trends
 
 OUT = Path(__file__).with_name("series.json")
@@ -139,9 +137,8 @@ def _drifted(values, dipped, noise: float) -> bool:
 @lru_cache(maxsize=64)
 def _own_bar(n_before: int) -> float:
     """_drifted's bar at a sigma read from n_before nights: Student's t at
-    n_before - 1 degrees of freedom, at the tail NOISE_FACTOR marks for
-    normal noise (3: 0.135 %)."""
-    return float(stdtrit(n_before - 1, NormalDist().cdf(NOISE_FACTOR)))
+    n_before - 1 degrees of freedom (the rule's own student_bar)."""
+    return student_bar(NOISE_FACTOR, n_before - 1)
 
 
 def _dip(rng, now: float, factors) -> float:
