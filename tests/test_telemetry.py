@@ -2,6 +2,7 @@
 one present, one missing, one that fails partway. Never a failed benchmark."""
 
 import ctypes
+import os
 import subprocess
 import sys
 from types import SimpleNamespace
@@ -276,6 +277,7 @@ def test_settle_skips_what_this_machine_lacks_or_what_fails():
 
 SETTLE_CHILD = """
 import ctypes
+import os
 from types import SimpleNamespace
 from bench.measure import usage
 
@@ -344,3 +346,22 @@ def test_a_results_energy_is_the_median_workers_and_its_memory_the_least():
     assert got["memory"]["host_peak_bytes"] == 400 and got["memory"]["device_peak_bytes"] == 50
     assert got["energy"] == {"joules_per_1000_samples": 2.5, "source": "nvml"}
     assert usage.combine([worker(1, None, None)])["energy"] == {"unavailable": "nvml: gone"}
+
+
+def test_trace_appends_a_line_per_call_only_when_asked(tmp_path):
+    status = tmp_path / "status"
+    status.write_text("Name:\tpython\nRssAnon:\t  102400 kB\nRssFile:\t   51200 kB\nVmHWM:\t  204800 kB\nThreads:\t2\n")
+    trace = tmp_path / "trace.txt"
+    usage.trace("build", environ={}, status=status)
+    assert not trace.exists()  # off unless $BENCH_MEMORY_TRACE names a file
+    env = {usage.TRACE_VAR: str(trace)}
+    usage.trace("reset:cnn/predict", environ=env, status=status)
+    usage.trace("call:126", environ=env, status=status)
+    pid = str(os.getpid())
+    assert trace.read_text().splitlines() == [f"{pid} reset:cnn/predict 102400 51200 204800 2",
+                                              f"{pid} call:126 102400 51200 204800 2"]
+    # a diagnostic never fails a benchmark: no such field, no such folder
+    usage.trace("gate", environ={usage.TRACE_VAR: str(tmp_path / "no" / "trace.txt")}, status=status)
+    (tmp_path / "short").write_text("Name:\tpython\nRssAnon:\t  102400 kB\n")
+    usage.trace("gate", environ=env, status=tmp_path / "short")
+    assert len(trace.read_text().splitlines()) == 2

@@ -120,7 +120,9 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
         # this benchmark's own peak memory, not an earlier one's in the same worker
         settled = usage.settle(keras)
         peak_scope = "benchmark" if usage.reset_peaks(backend) else "process"
+        usage.trace(f"reset:{spec.model}/{spec.mode}")
         model, data = _stage("build", _build, keras, spec)
+        usage.trace("build")
         env_info["jit"] = getattr(model, "jit_compile", None)  # what jit_compile="auto" resolved to
         measure = _latency if spec.mode == "latency" else _throughput
         result.update(measure(model, data, spec, backend, _device_name(env_info), clock))
@@ -135,11 +137,14 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
     """Modes train and predict: samples/s through the harness's timed repeats."""
     run = _runner(model, d, spec, backend)
     compile_seconds = _stage("compile", harness.time_call, lambda: run(1), clock)
+    usage.trace("compile")
     quality = _stage("gate", _gate, model, d, spec, clock)
+    usage.trace("gate")
     last: dict = {}
 
     def kept(steps):  # keeps the last timed call's result for _verify
         last["out"] = run(steps)
+        usage.trace(f"call:{steps}")
         return last["out"]
 
     timed = usage.metered(kept, device)
@@ -148,6 +153,7 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
     energy = timed.energy(len(timing.repeats), spec.batch_size)
     setup = _stage("timing", harness.setup_seconds, run, timing, clock)
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
+    usage.trace("verify")
     return dict(status="ok", value=timing.value, samples=list(timing.samples),
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
                 steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy)

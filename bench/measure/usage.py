@@ -14,12 +14,18 @@ Energy: a meter (NVML on a CUDA device, RAPL on a CPU one) read around every
 timed call (`Metered`); joules per 1000 samples = 1000 * J / samples over the
 timed calls only. A meter that cannot open is recorded as
 {"unavailable": reason}; nothing is ever estimated.
+
+trace(): with $BENCH_MEMORY_TRACE set to a file, each worker appends its RSS
+after every stage of a benchmark and every timed call
+(scripts/bench_memory_stages.py runs it and reads the file): how the causes
+of a spread in peak memory were found (README, Peak memory).
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import resource
 import sys
 from pathlib import Path
@@ -29,6 +35,9 @@ from bench.measure.telemetry import Unavailable, guarded, unavailable
 
 
 CLEAR_REFS, STATUS = Path("/proc/self/clear_refs"), Path("/proc/self/status")
+TRACE_VAR = "BENCH_MEMORY_TRACE"
+# /proc/self/status fields a trace line carries, in this order (kB, but Threads).
+TRACE_FIELDS = ("RssAnon", "RssFile", "VmHWM", "Threads")
 
 
 def settle(keras, libc: object | None = None) -> tuple[str, ...]:
@@ -104,6 +113,22 @@ def host_peak_bytes(status: Path = STATUS) -> int:
         pass
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # macOS: bytes; Linux: KiB
+
+
+def trace(tag: str, environ=os.environ, status: Path = STATUS) -> None:
+    """Append "pid tag RssAnon RssFile VmHWM Threads" (kB; Threads a count) to
+    the file $BENCH_MEMORY_TRACE names; nothing without it. A diagnostic: a
+    file or field it cannot read or write is skipped, never the benchmark."""
+    path = environ.get(TRACE_VAR)
+    if not path:
+        return
+    try:
+        fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
+        values = [fields[name].split()[0] for name in TRACE_FIELDS]
+        with open(path, "a", encoding="utf-8") as out:  # one short write per line: workers append safely
+            out.write(f"{os.getpid()} {tag} {' '.join(values)}\n")
+    except (OSError, KeyError, IndexError):
+        pass
 
 
 def memory_block(backend, host: Callable[[], int] = host_peak_bytes, scope: str = "process",
