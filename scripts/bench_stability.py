@@ -6,6 +6,7 @@
     .venv/bin/python scripts/bench_stability.py --full --hog --pin       # ... with the workers on the hog's CPU
     .venv/bin/python scripts/bench_stability.py --full --keep DIR        # keep the records
     .venv/bin/python scripts/bench_stability.py --from DIR               # the same report from kept records
+    .venv/bin/python scripts/bench_stability.py --estimators DIR DIR ... # each headline estimator over kept sets
     .venv/bin/python scripts/bench_stability.py --full --canary-tolerance 1.25  # another slow-CPU rule
     .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
 
@@ -252,9 +253,11 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> HogSco
         untouched = [w["value"] for w, share in ok if share == 0 and not w["disturbed"]]
         in_run = unprotected = 0.0
         if untouched:
-            base = statistics.median(untouched)
+            # the record's own estimator (workers v6: the best worker for throughput)
+            how, better = r.get("estimator", "median"), r.get("better", "bigger")
+            base = estimate.headline(untouched, better, how)
             in_run = r["value"] / base - 1
-            unprotected = statistics.median(w["value"] for w, _ in shares) / base - 1
+            unprotected = estimate.headline([w["value"] for w, _ in shares], better, how) / base - 1
         score += HogScore(abs(move), abs(in_run), abs(unprotected), len(hit), sum(w["disturbed"] for w in hit))
         print(f"{backend}: {'/'.join(key):<14} quiet {quiet[key]['value']:>10,.0f}  hog {r['value']:>10,.0f}  "
               f"moved {100 * move:+.1f}%  workers under the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}"
@@ -343,6 +346,36 @@ def from_records(folder: Path) -> int:
     return 0
 
 
+def estimator_table(folders: list[Path]) -> list[str]:
+    """--estimators: each folder one set of kept invocations (a --keep). For
+    every estimator (bench/measure/estimate.py) and kind of mode (throughput:
+    train and predict; latency), over every (set, backend, benchmark): how many
+    held their headline within ±5 % and ±3 % of the set's median across its
+    invocations, the median and the worst spread, and how often each estimator
+    was the tightest (ties count for each). How workers v6's headline was chosen."""
+    spreads: dict[tuple[str, str], list[float]] = {}
+    for folder in folders:
+        for records in load_records([folder]).values():
+            runs = [{(r["model"], r["mode"]): r for r in d["results"] if r["status"] == "ok"} for d in records]
+            for key in sorted({k for run in runs for k in run}):
+                rs = [run[key] for run in runs if key in run and clean_values(run[key])]
+                if len(rs) < 2:
+                    continue
+                kind = "latency" if key[1] == "latency" else "throughput"
+                for how in estimate.ESTIMATORS:
+                    est = [estimate.headline(clean_values(r), r.get("better", "bigger"), how) for r in rs]
+                    spreads.setdefault((kind, how), []).append(spread(est))
+    lines = []
+    for kind in ("throughput", "latency"):
+        rows = {how: spreads[(kind, how)] for how in estimate.ESTIMATORS if (kind, how) in spreads}
+        for how, s in rows.items():
+            tightest = sum(all(s[i] <= other[i] for other in rows.values()) for i in range(len(s)))
+            lines.append(f"{kind:<10} {how:<8} within ±5 %: {sum(x <= 0.05 for x in s)}/{len(s)}, "
+                         f"±3 %: {sum(x <= 0.03 for x in s)}/{len(s)}; spread median ±{100 * statistics.median(s):.1f} %, "
+                         f"worst ±{100 * max(s):.1f} %; the tightest in {tightest}")
+    return lines
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backends", default="jax,torch")
@@ -361,7 +394,15 @@ def main(argv=None) -> int:
                    help="run with this harness.canary_tolerance (a copy of benchmarks.yaml)")
     p.add_argument("--from", dest="source", type=Path, default=None,
                    help="report on records kept by an earlier --keep instead of running")
+    p.add_argument("--estimators", nargs="+", type=Path, metavar="DIR",
+                   help="compare the headline estimators over sets of kept records (one folder a set)")
     args = p.parse_args(argv)
+    if args.estimators:
+        missing = [str(f) for f in args.estimators if not f.is_dir()]
+        if missing:
+            raise SystemExit(f"--estimators: no such folder: {', '.join(missing)}")
+        print("\n".join(estimator_table(args.estimators)))
+        return 0
     if args.source:
         return from_records(args.source)
     extra = ([] if args.full else ["--quick"]) + (["--models", args.models] if args.models else []) \

@@ -1,6 +1,6 @@
 """scripts/bench_stability.py --hog's scoring, on made-up worker entries: which
 workers count as under the hog (by their timed repeats), and the in-run moves;
-and --from's time per mode."""
+and --from's time per mode, and --estimators' table over sets of kept runs."""
 
 import sys
 from pathlib import Path
@@ -59,3 +59,47 @@ def test_time_per_mode_sums_every_workers_window_and_gives_latencys_share(capsys
     # per run: train 150, predict 20, latency 30 -> 30 / 170
     assert capsys.readouterr().out == ("jax: seconds in workers per run, by mode: latency 30, predict 20, "
                                        "train 150; latency adds 18 % to the rest\n")
+
+
+def test_the_in_run_moves_use_the_records_own_estimator(capsys):
+    # workers v6: the headline is the best clean worker; a hogged worker is slow, so
+    # even with no flag it never becomes the best, and the headline does not move
+    workers = [worker(100.0, (900.0, 960.0)), worker(60.0, (1010.0, 1070.0)), worker(104.0, (1170.0, 1230.0))]
+    hogged = {("mlp", "train"): {"value": 104.0, "estimator": "best", "workers": workers}}
+    score = bs.report_hog("torch", {("mlp", "train"): {"value": 100.0}}, hogged, HOG)
+    assert (score.overlapped, score.flagged, score.in_run, score.unprotected) == (1, 0, 0.0, 0.0)
+    capsys.readouterr()
+
+
+def record(backend, values, latency):
+    """A kept run record: mlp/train with these clean worker figures, mlp/latency with one."""
+    return {"target": {"backend": backend}, "run": {"started_at": f"2026-12-05T0{len(values)}:00:00Z"},
+            "results": [{"model": "mlp", "mode": "train", "status": "ok", "better": "bigger",
+                         "workers": [{"value": v, "status": "ok", "disturbed": False} for v in values]},
+                        {"model": "mlp", "mode": "latency", "status": "ok", "better": "smaller",
+                         "workers": [{"value": latency, "status": "ok", "disturbed": False}]}]}
+
+
+def test_estimators_compares_each_headline_over_sets_of_kept_runs(tmp_path, capsys):
+    import json
+
+    for name, runs in (("set1", [[100.0, 90.0, 110.0], [100.0, 80.0, 112.0]]),
+                       ("set2", [[100.0, 100.0, 100.0], [96.0, 96.0, 96.0]])):
+        (tmp_path / name).mkdir()
+        for i, values in enumerate(runs):
+            rec = record("jax", values + [0.0] * i, 0.2 + i / 100)  # a 0.0 worker: the trimmed mean's outlier
+            rec["run"]["started_at"] = f"2026-12-05T0{i}:00:00Z"
+            (tmp_path / name / f"r{i}.json").write_text(json.dumps(rec))
+    assert bs.main(["--estimators", str(tmp_path / "set1"), str(tmp_path / "set2")]) == 0
+    # set1: median 100, 90 (±5.3 %), best 110, 112 (±0.9 %), trimmed 100, 90 (±5.3 %);
+    # set2: every estimator 100, 96 (±2.0 %); latency 0.20, 0.21 in both (±2.4 %)
+    assert capsys.readouterr().out.splitlines() == [
+        "throughput median   within ±5 %: 1/2, ±3 %: 1/2; spread median ±3.7 %, worst ±5.3 %; the tightest in 1",
+        "throughput best     within ±5 %: 2/2, ±3 %: 2/2; spread median ±1.5 %, worst ±2.0 %; the tightest in 2",
+        "throughput trimmed  within ±5 %: 1/2, ±3 %: 1/2; spread median ±3.7 %, worst ±5.3 %; the tightest in 1",
+        "latency    median   within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 2",
+        "latency    best     within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 2",
+        "latency    trimmed  within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 2",
+    ]
+    with pytest.raises(SystemExit, match="--estimators: no such folder: .*nope"):
+        bs.main(["--estimators", str(tmp_path / "nope")])

@@ -51,8 +51,10 @@ def test_plan_rejects_no_workers():
 
 def test_headline_estimators_and_the_unstable_flag():
     values = [100.0, 90.0, 130.0, 101.0, 99.0]
-    assert estimate.headline(values) == 100.0  # median of worker medians
-    assert estimate.headline(values, how="best") == 130.0
+    assert estimate.headline(values, how="median") == 100.0  # median of worker medians
+    assert estimate.headline(values) == estimate.headline(values, how="best") == 130.0
+    assert (estimate.for_mode("train"), estimate.for_mode("predict"), estimate.for_mode("latency")) == (
+        "best", "best", "median")
     assert estimate.headline([5.0, 4.0], "smaller", how="best") == 4.0
     assert estimate.headline(values, how="trimmed") == pytest.approx(100.0)
     assert estimate.spread(values, 100.0) == pytest.approx(0.30)
@@ -246,7 +248,7 @@ def test_a_worker_process_hands_its_fastest_canary_to_its_next_benchmark(tmp_pat
     assert [e["position"] for e in lines if "done" in e] == [0, 1, 2]  # benchmarks run before it here
 
 
-def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_reruns_once():
+def test_the_headline_is_the_best_clean_worker_and_a_disturbed_one_reruns_once():
     values = iter([100.0, 102.0, 60.0, 98.0, 101.0, 99.0])  # the third worker is hogged
 
     def script(task, s):
@@ -260,8 +262,10 @@ def test_the_headline_is_the_median_of_the_clean_workers_and_a_disturbed_one_rer
     assert [w["disturbed"] for w in r["workers"]] == [False, False, True, False, False, False]
     assert "CPU per wall second 1.00" in r["workers"][2]["disturbed_why"]
     assert r["workers"][5]["rerun"] is True
-    assert r["value"] == 100.0 and r["disturbed_workers"] == 1  # median of 100, 102, 98, 101, 99
+    # the best of the clean 100, 102, 98, 101, 99 (the hogged 60 counts in none)
+    assert (r["value"], r["estimator"], r["disturbed_workers"]) == (102.0, "best", 1)
     assert r["samples"] == [100.0, 102.0, 98.0, 101.0, 99.0]
+    # the spread is the workers' distance from their median (100), not from the headline
     assert r["unstable"] is False and r["spread"] == pytest.approx(0.02)
 
 
@@ -280,6 +284,7 @@ def test_peak_memory_counts_every_first_round_worker_while_latency_counts_the_cl
     r = pool.run_backend([spec("mlp", "latency")], 5, FakeWorkers(script))[""].results[0]
     assert r["workers"][2]["disturbed"] is True  # the 0.40 ms worker, rerun as the sixth
     assert r["latency"]["p50_ms"] == 0.2  # median of the clean 0.20, 0.21, 0.19, 0.22, 0.20
+    assert (r["value"], r["estimator"]) == (0.2, "median")  # latency's headline stays the median
     # the least of the first round's five, the disturbed one's 100 MiB too (a slow CPU
     # moves no peak); of the clean ones it would be 300, with the rerun's 50
     assert r["memory"]["host_peak_bytes"] == 100 << 20
@@ -308,7 +313,7 @@ def test_a_crashed_worker_is_recorded_with_its_kind_and_the_other_workers_still_
     assert [w["status"] for w in cnn_predict["workers"]] == ["ok", "failed", "ok"]
     assert cnn_predict["workers"][1]["error"]["kind"] == "crash"
     assert "SIGSEGV" in cnn_predict["workers"][1]["error"]["message"]
-    assert cnn_predict["value"] == 101.0  # median of workers 0 and 2: 100, 102
+    assert cnn_predict["value"] == 102.0  # the best of workers 0 and 2: 100, 102
     assert all(r["status"] == "ok" and len(r["workers"]) == 3 for r in out)
 
 
@@ -602,11 +607,11 @@ def test_the_summary_flags_an_unstable_result_pyperf_style():
     r = dict(ok("mlp", "predict", 1000.0), workers=[{"value": 1000.0, "samples": [1000.0], "status": "ok",
                                                      "disturbed": False}] * 3,
              disturbed_workers=1, failed_workers=0, unstable=True,
-             unstable_why="the workers spread ±30.0% around the headline (over ±10%)")
+             unstable_why="the workers spread ±30.0% around their median (over ±10%)")
     text = summary_table([make_record([r], backend="jax")])
     assert "3 workers, 1 disturbed (rerun), may be unstable" in text
     assert text.splitlines()[-1] == (
-        "WARNING: jax mlp predict: the result may be unstable: the workers spread ±30.0% around the headline "
+        "WARNING: jax mlp predict: the result may be unstable: the workers spread ±30.0% around their median "
         "(over ±10%); rerun on a quieter machine (bench check) or with more --workers")
 
 

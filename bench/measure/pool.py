@@ -17,7 +17,9 @@ schedule (bench/measure/schedule.py). Each task is one worker process
   slow (`canary.kept: all`) and is flagged, instead of taking that state for
   full speed (workers v3; bench/measure/latency.py says why).
 - headline: estimate.headline over the clean workers (all ok ones when none
-  is clean), `spread`, and `unstable` with its reason.
+  is clean; the best of them for train and predict, their median for
+  latency: estimate.for_mode), `spread` (around the workers' median), and
+  `unstable` with its reason.
 - duet (A/B only, schedule.duet): A's calibration worker runs alone, then
   worker i of A and of B run at the same time (spawn_fn is called from two
   threads); what a died worker had left runs after, alone. Disturbed workers
@@ -207,15 +209,17 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     clean = [e for e in ok if not e["disturbed"]] or ok
     better = spec.base_result()["better"]
     values = [e["value"] for e in clean]
-    value = estimate.headline(values, better)
+    how = estimate.for_mode(spec.mode)
+    value = estimate.headline(values, better, how)
     first = series.payloads[0]["result"]
     result = {k: v for k, v in first.items() if k not in ("samples", "value", "child_seconds", "repeat_seconds")}
-    why = estimate.unstable(values, value, unstable_limit)
+    centre = statistics.median(values)  # the workers' agreement, whichever the headline
+    why = estimate.unstable(values, centre, unstable_limit)
     result.update(status="ok", value=value, samples=[s for e in clean for s in e["samples"]], workers=entries,
-                  spread=round(estimate.spread(values, value), 6), unstable=why is not None,
+                  spread=round(estimate.spread(values, centre), 6), unstable=why is not None,
                   disturbed_workers=sum(e["disturbed"] for e in entries),
                   failed_workers=sum(e["status"] == "failed" for e in entries),
-                  estimator=estimate.HEADLINE)
+                  estimator=how)
     if why:
         result["unstable_why"] = why
     # latency percentiles and energy: the median clean worker's (issue 13); peak memory:

@@ -39,7 +39,11 @@ from dataclasses import dataclass, replace
 #               31 MiB, process by process, before the timed calls
 #               (bench/measure/child.py _gate; the peaks, and the heap the
 #               timed calls start from, change).
-NAME, VERSION = "workers", 5
+#   workers v6: the headline of a train or predict result is its best clean
+#               worker, not their median (bench/measure/estimate.py HEADLINE
+#               says why); latency keeps the median. `spread` stays the
+#               workers' distance from their median.
+NAME, VERSION = "workers", 6
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
