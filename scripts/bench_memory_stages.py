@@ -92,7 +92,8 @@ def parse(lines: list[str], source: str = "trace") -> list[Worker]:
             w.calls.append(anon)
         else:
             w.anon[stage] = anon
-        w.peak, w.threads = hwm, w.threads | {threads}
+        w.peak = hwm
+        w.threads.add(threads)
     for w in out:
         if w.calls:
             w.anon["calls"] = w.calls[-1]

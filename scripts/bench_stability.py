@@ -77,7 +77,12 @@ def one_run(backend: str, extra: list[str], keep: Path | None, started=lambda: N
             keep.mkdir(parents=True, exist_ok=True)
             shutil.copy(path, keep / path.name)
         data = json.loads(path.read_text())
-    return {(r["model"], r["mode"]): r for r in data["results"] if r["status"] == "ok"}, wall
+    return ok_results(data), wall
+
+
+def ok_results(record: dict) -> dict:
+    """A run record's ok results by (model, mode)."""
+    return {(r["model"], r["mode"]): r for r in record["results"] if r["status"] == "ok"}
 
 
 def fmt(v: float) -> str:
@@ -335,7 +340,7 @@ def from_records(folder: Path) -> int:
     """The stability report, plus each record's wall time, from kept records."""
     worst = 0.0
     for backend, records in load_records([folder]).items():
-        runs = [{(r["model"], r["mode"]): r for r in d["results"] if r["status"] == "ok"} for d in records]
+        runs = [ok_results(d) for d in records]
         walls = [wall_seconds(d) for d in records]
         print(f"{backend}: {len(records)} runs, wall per run (s): {', '.join(f'{w:.0f}' for w in walls)}")
         if len(runs) >= 2:
@@ -356,7 +361,7 @@ def estimator_table(folders: list[Path]) -> list[str]:
     spreads: dict[tuple[str, str], list[float]] = {}
     for folder in folders:
         for records in load_records([folder]).values():
-            runs = [{(r["model"], r["mode"]): r for r in d["results"] if r["status"] == "ok"} for d in records]
+            runs = [ok_results(d) for d in records]
             for key in sorted({k for run in runs for k in run}):
                 rs = [run[key] for run in runs if key in run and clean_values(run[key])]
                 if len(rs) < 2:
