@@ -109,11 +109,13 @@ def test_a_level_the_old_nights_kept_visiting_is_a_second_mode_not_a_step(monkey
 
 
 def test_the_bar_counts_the_sigmas_own_error_and_pools_a_few_nights_sigma():
-    # Student's t at noise_factor's tail (3 sigmas), at the Qn's degrees of freedom:
-    # above 3 always, 3.29 from a full 36 nights, higher from fewer.
+    # Student's t at noise_factor's tail (3 sigmas: 0.135 %) split among the window's
+    # 3 chances (0.045 %), at the Qn's degrees of freedom: 3.71 from a full 36 nights
+    # (3.29 with the whole tail), higher from fewer.
     bars = [trends._critical(T, n) for n in (10, 20, 36)]
-    assert bars == sorted(bars, reverse=True) and bars[-1] == pytest.approx(3.29, abs=0.01)
-    assert bars[-1] > T.noise_factor
+    assert bars == sorted(bars, reverse=True) and bars[-1] == pytest.approx(3.71, abs=0.01)
+    assert trends.student_bar(T.noise_factor, trends.QN_EFFICIENCY * 36 - 1) == pytest.approx(3.29, abs=0.01)
+    assert trends._chances(T) == 3 and trends._chances(replace(T, window=15)) == 5
     # Committed corpus step-Faster-0.08-age4-2: 2.2 % noise, a +5.8 % level over 4 nights
     # whose own sigma read 2.7 %. Judged with that sigma alone it sits under the bar; with
     # it pooled with the old one (28 nights against 4) it clears.
@@ -124,6 +126,29 @@ def test_the_bar_counts_the_sigmas_own_error_and_pools_a_few_nights_sigma():
     # Held-out seed 391: three nights 15.8 % low at a sigma read 6.6 % from 33 nights.
     assert not trends._clears(-0.158, 0.0663, 36, 0.0663, 3, T, 33)
     assert trends._clears(-0.25, 0.0663, 36, 0.0663, 3, T, 33)
+
+
+def test_the_bar_splits_its_tail_among_the_windows_chances(monkeypatch):
+    # Held-out seed 1657: a flat series at 5-8 % noise, its last nights +14, +9, +16, -3 %.
+    values = HELD_OUT["seed1657-very-noisy-flat-10"]["values"]
+    assert status(values).status == "Steady"
+    monkeypatch.setattr(trends, "_critical", trends._critical.__wrapped__)  # uncached, reads _chances
+    monkeypatch.setattr(trends, "_chances", lambda t: 1)  # the whole tail at every candidate
+    assert status(values).status == "Faster"
+
+
+def test_a_change_that_fits_best_just_before_the_window_is_older_than_it(monkeypatch):
+    # Held-out seed 1764: a +8 % step 12 nights old, its second night half-way.
+    values = HELD_OUT["seed1764-old-step-Faster-0.08-age12-1"]["values"]
+    assert status(values).status == "Steady"
+    monkeypatch.setattr(trends, "EARLIER", 0)  # only the window's own nights tried
+    a = status(values)
+    assert (a.status, a.change.index) == ("Faster", len(values) - T.window)
+    # The same series two nights earlier: the step 10 nights old, in the window, dated
+    # to the night it was built at.
+    monkeypatch.setattr(trends, "EARLIER", 2)
+    a = status(values[:-2])
+    assert (a.status, a.change.index) == ("Faster", len(values) - 12)
 
 
 def test_the_noise_is_qn_or_the_sd_of_the_core_where_that_is_larger():
