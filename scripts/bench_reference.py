@@ -168,8 +168,7 @@ def report(args) -> int:
     for key in keys:
         pairs = [r[key] for r in runs if key in r]
         heads, rats = [p[0] for p in pairs], [p[1] for p in pairs]
-        hs = estimate.spread(heads, statistics.median(heads))
-        rs = estimate.spread(rats, statistics.median(rats))
+        hs, rs = estimate.spread(heads), estimate.spread(rats)
         worst = {"headline": max(worst["headline"], hs), "ratio": max(worst["ratio"], rs)}
         print(f"{'/'.join(key):28} {100 * hs:>15.1f}% {100 * rs:>12.1f}%  "
               + " ".join(f"{v:.3f}" for v in rats) + f"  ({len(pairs)} runs)")
@@ -181,7 +180,7 @@ def report(args) -> int:
         for key in keys:
             values = [o[name][key] for o in others if key in o[name]]
             if values:
-                spreads[key] = estimate.spread(values, statistics.median(values))
+                spreads[key] = estimate.spread(values)
         if spreads:
             key = max(spreads, key=spreads.get)
             print(f"  {name} instead: worst ±{100 * spreads[key]:.1f} % ({'/'.join(key)})")

@@ -363,12 +363,13 @@ def estimator_table(folders: list[Path]) -> list[str]:
         for records in load_records([folder]).values():
             runs = [ok_results(d) for d in records]
             for key in sorted({k for run in runs for k in run}):
-                rs = [run[key] for run in runs if key in run and clean_values(run[key])]
+                rs = [(clean_values(run[key]), run[key].get("better", "bigger")) for run in runs if key in run]
+                rs = [(values, better) for values, better in rs if values]
                 if len(rs) < 2:
                     continue
                 kind = "latency" if key[1] == "latency" else "throughput"
                 for how in estimate.ESTIMATORS:
-                    est = [estimate.headline(clean_values(r), r.get("better", "bigger"), how) for r in rs]
+                    est = [estimate.headline(values, better, how) for values, better in rs]
                     spreads.setdefault((kind, how), []).append(spread(est))
     lines = []
     for kind in ("throughput", "latency"):

@@ -90,16 +90,20 @@ def headline(values: Sequence[float], better: str = "bigger", how: str = HEADLIN
     return ESTIMATORS[how](values, better)
 
 
-def spread(values: Sequence[float], centre: float) -> float:
-    """Largest relative distance of a worker's figure from `centre` (the workers' median), 0.03 = 3 %."""
-    return max((abs(v / centre - 1) for v in values), default=0.0) if centre else 0.0
+def spread(values: Sequence[float], centre: float | None = None) -> float:
+    """Largest relative distance of a worker's figure from `centre`, by default
+    their median (whichever the headline: how well the workers agree), 0.03 = 3 %."""
+    if not values:
+        return 0.0
+    centre = statistics.median(values) if centre is None else centre
+    return max(abs(v / centre - 1) for v in values) if centre else 0.0
 
 
-def unstable(values: Sequence[float], centre: float, limit: float) -> str | None:
+def unstable(values: Sequence[float], centre: float | None, limit: float) -> str | None:
     """Why the result may be unstable (pyperf's 'may be unstable'), or None.
 
     Unstable: fewer than two clean workers to agree, or a worker further than
-    `limit` (harness.unstable_spread) from `centre`, the workers' median.
+    `limit` (harness.unstable_spread) from `centre` (None: their median, spread).
     """
     if len(values) < 2:
         return f"only {len(values)} clean worker"

@@ -357,7 +357,7 @@ def spread(values: Mapping[str, float] | list[float]) -> float:
     Works for throughputs and for durations alike (smaller is better for both
     as a measure of agreement)."""
     vals = list(values.values()) if isinstance(values, Mapping) else list(values)
-    return estimate.spread(vals, statistics.median(vals)) if vals else 0.0
+    return estimate.spread(vals)
 
 
 SETUP_CALLS = 3  # one-step calls timed after the repeats to estimate the per-call set-up

@@ -213,10 +213,9 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     value = estimate.headline(values, better, how)
     first = series.payloads[0]["result"]
     result = {k: v for k, v in first.items() if k not in ("samples", "value", "child_seconds", "repeat_seconds")}
-    centre = statistics.median(values)  # the workers' agreement, whichever the headline
-    why = estimate.unstable(values, centre, unstable_limit)
+    why = estimate.unstable(values, None, unstable_limit)
     result.update(status="ok", value=value, samples=[s for e in clean for s in e["samples"]], workers=entries,
-                  spread=round(estimate.spread(values, centre), 6), unstable=why is not None,
+                  spread=round(estimate.spread(values), 6), unstable=why is not None,
                   disturbed_workers=sum(e["disturbed"] for e in entries),
                   failed_workers=sum(e["status"] == "failed" for e in entries),
                   estimator=how)
