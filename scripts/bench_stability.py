@@ -106,8 +106,10 @@ def clean_workers(r: dict) -> list[dict]:
     return [w for w in ok if not w["disturbed"]] or ok
 
 
-def clean_values(r: dict) -> list[float]:
-    return [w["value"] for w in clean_workers(r)]
+def headline_of(workers: list[dict], better: str, how: str) -> float:
+    """estimate.headline over these worker entries (their figures and samples)."""
+    return estimate.headline([w["value"] for w in workers], better, how,
+                             [s for w in workers for s in w.get("samples", [])])
 
 
 def report_stability(backend: str, runs: list[dict]) -> float:
@@ -124,7 +126,7 @@ def report_stability(backend: str, runs: list[dict]) -> float:
               + ", ".join(fmt(v) for v in vals))
         per = []
         for how in estimate.ESTIMATORS:
-            est = [estimate.headline(clean_values(r), r.get("better", "bigger"), how) for r in rs if clean_values(r)]
+            est = [headline_of(clean_workers(r), r.get("better", "bigger"), how) for r in rs if clean_workers(r)]
             per.append(f"{how} ±{100 * spread(est):.1f}%")
         flagged = [r.get("disturbed_workers", 0) for r in rs]
         unstable = sum(bool(r.get("unstable")) for r in rs)
@@ -255,14 +257,14 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> HogSco
         hit = [w for w, share in shares if share >= 0.5]
         grazed = [w for w, share in shares if 0 < share < 0.5]
         # every clean worker, reruns too, whose timed repeats the hog never reached
-        untouched = [w["value"] for w, share in ok if share == 0 and not w["disturbed"]]
+        untouched = [w for w, share in ok if share == 0 and not w["disturbed"]]
         in_run = unprotected = 0.0
         if untouched:
-            # the record's own estimator (workers v6: the best worker for throughput)
+            # the record's own estimator (workers v7: the fastest clean sample)
             how, better = r.get("estimator", "median"), r.get("better", "bigger")
-            base = estimate.headline(untouched, better, how)
+            base = headline_of(untouched, better, how)
             in_run = r["value"] / base - 1
-            unprotected = estimate.headline([w["value"] for w, _ in shares], better, how) / base - 1
+            unprotected = headline_of([w for w, _ in shares], better, how) / base - 1
         score += HogScore(abs(move), abs(in_run), abs(unprotected), len(hit), sum(w["disturbed"] for w in hit))
         print(f"{backend}: {'/'.join(key):<14} quiet {quiet[key]['value']:>10,.0f}  hog {r['value']:>10,.0f}  "
               f"moved {100 * move:+.1f}%  workers under the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}"
@@ -357,19 +359,19 @@ def estimator_table(folders: list[Path]) -> list[str]:
     train and predict; latency), over every (set, backend, benchmark): how many
     held their headline within ±5 % and ±3 % of the set's median across its
     invocations, the median and the worst spread, and how often each estimator
-    was the tightest (ties count for each). How workers v6's headline was chosen."""
+    was the tightest (ties count for each). How workers v6's and v7's headlines were chosen."""
     spreads: dict[tuple[str, str], list[float]] = {}
     for folder in folders:
         for records in load_records([folder]).values():
             runs = [ok_results(d) for d in records]
             for key in sorted({k for run in runs for k in run}):
-                rs = [(clean_values(run[key]), run[key].get("better", "bigger")) for run in runs if key in run]
-                rs = [(values, better) for values, better in rs if values]
+                rs = [(clean_workers(run[key]), run[key].get("better", "bigger")) for run in runs if key in run]
+                rs = [(workers, better) for workers, better in rs if workers]
                 if len(rs) < 2:
                     continue
                 kind = "latency" if key[1] == "latency" else "throughput"
                 for how in estimate.ESTIMATORS:
-                    est = [estimate.headline(values, better, how) for values, better in rs]
+                    est = [headline_of(workers, better, how) for workers, better in rs]
                     spreads.setdefault((kind, how), []).append(spread(est))
     lines = []
     for kind in ("throughput", "latency"):

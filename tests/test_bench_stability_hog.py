@@ -62,8 +62,8 @@ def test_time_per_mode_sums_every_workers_window_and_gives_latencys_share(capsys
 
 
 def test_the_in_run_moves_use_the_records_own_estimator(capsys):
-    # workers v6: the headline is the best clean worker; a hogged worker is slow, so
-    # even with no flag it never becomes the best, and the headline does not move
+    # a workers v6 record: the headline is the best clean worker; a hogged worker is
+    # slow, so even with no flag it never becomes the best, and the headline does not move
     workers = [worker(100.0, (900.0, 960.0)), worker(60.0, (1010.0, 1070.0)), worker(104.0, (1170.0, 1230.0))]
     hogged = {("mlp", "train"): {"value": 104.0, "estimator": "best", "workers": workers}}
     score = bs.report_hog("torch", {("mlp", "train"): {"value": 100.0}}, hogged, HOG)
@@ -72,12 +72,16 @@ def test_the_in_run_moves_use_the_records_own_estimator(capsys):
 
 
 def record(backend, values, latency):
-    """A kept run record: mlp/train with these clean worker figures, mlp/latency with one."""
+    """A kept run record: mlp/train with these clean worker figures (each worker's
+    repeats 1 below and above it), mlp/latency with one worker whose fastest round
+    read 0.19 ms."""
     return {"target": {"backend": backend}, "run": {"started_at": f"2026-12-05T0{len(values)}:00:00Z"},
             "results": [{"model": "mlp", "mode": "train", "status": "ok", "better": "bigger",
-                         "workers": [{"value": v, "status": "ok", "disturbed": False} for v in values]},
+                         "workers": [{"value": v, "samples": [v - 1, v + 1], "status": "ok", "disturbed": False}
+                                     for v in values]},
                         {"model": "mlp", "mode": "latency", "status": "ok", "better": "smaller",
-                         "workers": [{"value": latency, "status": "ok", "disturbed": False}]}]}
+                         "workers": [{"value": latency, "samples": [latency, 0.19], "status": "ok",
+                                      "disturbed": False}]}]}
 
 
 def test_estimators_compares_each_headline_over_sets_of_kept_runs(tmp_path, capsys):
@@ -91,15 +95,18 @@ def test_estimators_compares_each_headline_over_sets_of_kept_runs(tmp_path, caps
             rec["run"]["started_at"] = f"2026-12-05T0{i}:00:00Z"
             (tmp_path / name / f"r{i}.json").write_text(json.dumps(rec))
     assert bs.main(["--estimators", str(tmp_path / "set1"), str(tmp_path / "set2")]) == 0
-    # set1: median 100, 90 (±5.3 %), best 110, 112 (±0.9 %), trimmed 100, 90 (±5.3 %);
-    # set2: every estimator 100, 96 (±2.0 %); latency 0.20, 0.21 in both (±2.4 %)
+    # set1: median 100, 90 (±5.3 %), best 110, 112 (±0.90 %), trimmed 100, 90 (±5.3 %),
+    # fastest 111, 113 (±0.89 %); set2: median, best, trimmed 100, 96 (±2.04 %), fastest
+    # 101, 97 (±2.02 %); latency 0.20, 0.21 in both (±2.4 %), fastest 0.19 in both (±0.0 %)
     assert capsys.readouterr().out.splitlines() == [
-        "throughput median   within ±5 %: 1/2, ±3 %: 1/2; spread median ±3.7 %, worst ±5.3 %; the tightest in 1",
-        "throughput best     within ±5 %: 2/2, ±3 %: 2/2; spread median ±1.5 %, worst ±2.0 %; the tightest in 2",
-        "throughput trimmed  within ±5 %: 1/2, ±3 %: 1/2; spread median ±3.7 %, worst ±5.3 %; the tightest in 1",
-        "latency    median   within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 2",
-        "latency    best     within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 2",
-        "latency    trimmed  within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 2",
+        "throughput median   within ±5 %: 1/2, ±3 %: 1/2; spread median ±3.7 %, worst ±5.3 %; the tightest in 0",
+        "throughput best     within ±5 %: 2/2, ±3 %: 2/2; spread median ±1.5 %, worst ±2.0 %; the tightest in 0",
+        "throughput trimmed  within ±5 %: 1/2, ±3 %: 1/2; spread median ±3.7 %, worst ±5.3 %; the tightest in 0",
+        "throughput fastest  within ±5 %: 2/2, ±3 %: 2/2; spread median ±1.5 %, worst ±2.0 %; the tightest in 2",
+        "latency    median   within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 0",
+        "latency    best     within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 0",
+        "latency    trimmed  within ±5 %: 2/2, ±3 %: 2/2; spread median ±2.4 %, worst ±2.4 %; the tightest in 0",
+        "latency    fastest  within ±5 %: 2/2, ±3 %: 2/2; spread median ±0.0 %, worst ±0.0 %; the tightest in 2",
     ]
     with pytest.raises(SystemExit, match="--estimators: no such folder: .*nope"):
         bs.main(["--estimators", str(tmp_path / "nope")])

@@ -51,11 +51,15 @@ def test_plan_rejects_no_workers():
 
 def test_headline_estimators_and_the_unstable_flag():
     values = [100.0, 90.0, 130.0, 101.0, 99.0]
+    samples = [95.0, 100.0, 140.0, 125.0]  # the workers' repeats
     assert estimate.headline(values, how="median") == 100.0  # median of worker medians
-    assert estimate.headline(values) == estimate.headline(values, how="best") == 130.0
-    assert (estimate.for_mode("train"), estimate.for_mode("predict"), estimate.for_mode("latency")) == (
-        "best", "best", "median")
+    assert estimate.headline(values, how="best") == 130.0
+    assert estimate.headline(values, samples=samples) == estimate.headline(values, how="fastest",
+                                                                           samples=samples) == 140.0
     assert estimate.headline([5.0, 4.0], "smaller", how="best") == 4.0
+    assert estimate.headline([5.0, 4.0], "smaller", how="fastest", samples=[5.5, 3.9, 4.2]) == 3.9
+    with pytest.raises(ValueError, match="'fastest' needs the workers' samples"):
+        estimate.headline(values, how="fastest")
     assert estimate.headline(values, how="trimmed") == pytest.approx(100.0)
     assert estimate.spread(values, 100.0) == pytest.approx(0.30)
     assert "±30.0%" in estimate.unstable(values, 100.0, 0.10)
@@ -142,14 +146,14 @@ def test_setup_seconds_is_the_per_call_cost_apart_from_the_steps():
 
 # -- pool: fake workers --------------------------------------------------------
 
-def payload(key, value, steps=40, load=None, ok=True, kind="crash"):
+def payload(key, value, steps=40, load=None, ok=True, kind="crash", samples=None):
     model, mode = key
     if not ok:
         return {"result": {"model": model, "mode": mode, "status": "failed",
                            "error": {"kind": kind, "message": f"{kind} in {model}/{mode}"}},
                 "environment": {"keras_version": "3.x"}}
     return {"result": {"model": model, "mode": mode, "unit": "samples/s", "better": "bigger", "batch_size": 100,
-                       "status": "ok", "value": value, "samples": [value], "steps_per_call": steps,
+                       "status": "ok", "value": value, "samples": samples or [value], "steps_per_call": steps,
                        "setup_seconds": 0.01, "canary": {"baseline_seconds": 0.004, "kept": "clean"},
                        "disturbance": load or {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0},
                        "timed_window": [0.25, 0.75]},
@@ -248,13 +252,14 @@ def test_a_worker_process_hands_its_fastest_canary_to_its_next_benchmark(tmp_pat
     assert [e["position"] for e in lines if "done" in e] == [0, 1, 2]  # benchmarks run before it here
 
 
-def test_the_headline_is_the_best_clean_worker_and_a_disturbed_one_reruns_once():
+def test_the_headline_is_the_fastest_clean_repeat_and_a_disturbed_worker_reruns_once():
     values = iter([100.0, 102.0, 60.0, 98.0, 101.0, 99.0])  # the third worker is hogged
 
     def script(task, s):
         v = next(values)
         load = {"cpu_per_wall": 1.0, "stall": 0.5, "steal": 0.0} if v == 60.0 else None
-        return payload((s.model, s.mode), v, load=load)
+        # each worker's repeats around its median; the hogged one had one repeat at 110
+        return payload((s.model, s.mode), v, load=load, samples=[v - 1, v, 110.0 if v == 60.0 else v + 1])
 
     fake = FakeWorkers(script)
     r = pool.run_backend([spec("mlp", "predict")], 5, fake)[""].results[0]
@@ -262,9 +267,11 @@ def test_the_headline_is_the_best_clean_worker_and_a_disturbed_one_reruns_once()
     assert [w["disturbed"] for w in r["workers"]] == [False, False, True, False, False, False]
     assert "CPU per wall second 1.00" in r["workers"][2]["disturbed_why"]
     assert r["workers"][5]["rerun"] is True
-    # the best of the clean 100, 102, 98, 101, 99 (the hogged 60 counts in none)
-    assert (r["value"], r["estimator"], r["disturbed_workers"]) == (102.0, "best", 1)
-    assert r["samples"] == [100.0, 102.0, 98.0, 101.0, 99.0]
+    # the fastest repeat of the clean workers 100, 102, 98, 101, 99: 102's 103 (the
+    # hogged worker's 110 counts in none)
+    assert (r["value"], r["estimator"], r["disturbed_workers"]) == (103.0, "fastest", 1)
+    assert r["samples"] == [99.0, 100.0, 101.0, 101.0, 102.0, 103.0, 97.0, 98.0, 99.0, 100.0, 101.0, 102.0,
+                            98.0, 99.0, 100.0]
     # the spread is the workers' distance from their median (100), not from the headline
     assert r["unstable"] is False and r["spread"] == pytest.approx(0.02)
 
@@ -284,7 +291,8 @@ def test_peak_memory_counts_every_first_round_worker_while_latency_counts_the_cl
     r = pool.run_backend([spec("mlp", "latency")], 5, FakeWorkers(script))[""].results[0]
     assert r["workers"][2]["disturbed"] is True  # the 0.40 ms worker, rerun as the sixth
     assert r["latency"]["p50_ms"] == 0.2  # median of the clean 0.20, 0.21, 0.19, 0.22, 0.20
-    assert (r["value"], r["estimator"]) == (0.2, "median")  # latency's headline stays the median
+    # the headline: the fastest clean round's p50 (the disturbed 0.40 worker counts in none)
+    assert (r["value"], r["estimator"]) == (0.19, "fastest")
     # the least of the first round's five, the disturbed one's 100 MiB too (a slow CPU
     # moves no peak); of the clean ones it would be 300, with the rerun's 50
     assert r["memory"]["host_peak_bytes"] == 100 << 20

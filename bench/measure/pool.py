@@ -17,9 +17,8 @@ schedule (bench/measure/schedule.py). Each task is one worker process
   slow (`canary.kept: all`) and is flagged, instead of taking that state for
   full speed (workers v3; bench/measure/latency.py says why).
 - headline: estimate.headline over the clean workers (all ok ones when none
-  is clean; the best of them for train and predict, their median for
-  latency: estimate.for_mode), `spread` (around the workers' median), and
-  `unstable` with its reason.
+  is clean; workers v7: their fastest sample), `spread` (around the workers'
+  median), and `unstable` with its reason.
 - duet (A/B only, schedule.duet): A's calibration worker runs alone, then
   worker i of A and of B run at the same time (spawn_fn is called from two
   threads); what a died worker had left runs after, alone. Disturbed workers
@@ -208,20 +207,21 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
         return dict(spec.base_result(), status="failed", error=first["error"], workers=entries)
     clean = [e for e in ok if not e["disturbed"]] or ok
     better = spec.base_result()["better"]
-    values = [e["value"] for e in clean]
-    how = estimate.for_mode(spec.mode)
-    value = estimate.headline(values, better, how)
+    values, samples = [e["value"] for e in clean], [s for e in clean for s in e["samples"]]
+    how = estimate.HEADLINE
+    value = estimate.headline(values, better, how, samples)
     first = series.payloads[0]["result"]
     result = {k: v for k, v in first.items() if k not in ("samples", "value", "child_seconds", "repeat_seconds")}
     why = estimate.unstable(values, None, unstable_limit)
-    result.update(status="ok", value=value, samples=[s for e in clean for s in e["samples"]], workers=entries,
+    result.update(status="ok", value=value, samples=samples, workers=entries,
                   spread=round(estimate.spread(values), 6), unstable=why is not None,
                   disturbed_workers=sum(e["disturbed"] for e in entries),
                   failed_workers=sum(e["status"] == "failed" for e in entries),
                   estimator=how)
     if why:
         result["unstable_why"] = why
-    # latency percentiles and energy: the median clean worker's (issue 13); peak memory:
+    # latency percentiles and energy: the median clean worker's (issue 13; so a latency
+    # result's p50_ms is the median worker's, its `value` the fastest round's); peak memory:
     # the least of the first-round workers' (see memory_workers)
     every = [p["result"] for p in series.payloads]
     clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]

@@ -43,7 +43,10 @@ from dataclasses import dataclass, replace
 #               worker, not their median (bench/measure/estimate.py HEADLINE
 #               says why); latency keeps the median. `spread` stays the
 #               workers' distance from their median.
-NAME, VERSION = "workers", 6
+#   workers v7: the headline of every result (latency too) is the fastest
+#               sample of its clean workers: the fastest timed repeat, the
+#               fastest round's p50 (estimate.py HEADLINE says why).
+NAME, VERSION = "workers", 7
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
