@@ -27,7 +27,8 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_stability import clean_workers, load_records, spread, wall_seconds  # noqa: E402
+from bench_stability import clean_workers, load_records, wall_seconds  # noqa: E402
+from bench.measure.estimate import spread  # noqa: E402
 
 
 def first_n_headline(result: dict, n: int) -> float:

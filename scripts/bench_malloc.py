@@ -42,7 +42,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_stability import config_variant, fmt, least_peak, ok_workers, one_run, spread  # noqa: E402
+from bench_stability import config_variant, fmt, least_peak, ok_workers, one_run  # noqa: E402
+from bench.measure.estimate import spread  # noqa: E402
 from bench.config import MALLOC_VARS  # noqa: E402  (bench_stability put the repository on sys.path)
 
 SIDES = ("glibc", "fixed")

@@ -42,7 +42,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_stability import least_peak, load_records, ok_workers, spread  # noqa: E402
+from bench_stability import least_peak, load_records, ok_workers  # noqa: E402
+from bench.measure.estimate import spread  # noqa: E402
 
 SIDES = ("base", "here")
 COST = """

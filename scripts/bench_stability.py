@@ -90,11 +90,6 @@ def fmt(v: float) -> str:
     return f"{v:,.0f}" if v >= 100 else f"{v:.4g}"
 
 
-def spread(values: list[float]) -> float:
-    mid = statistics.median(values)
-    return max(abs(v / mid - 1) for v in values)
-
-
 def ok_workers(r: dict) -> list[dict]:
     """The ok workers a headline may use (pool.counted: no calibration or leftover entries)."""
     return [w for w in pool.counted(r.get("workers", [])) if w["status"] == "ok"]
@@ -106,12 +101,6 @@ def clean_workers(r: dict) -> list[dict]:
     return [w for w in ok if not w["disturbed"]] or ok
 
 
-def headline_of(workers: list[dict], better: str, how: str) -> float:
-    """estimate.headline over these worker entries (their figures and samples)."""
-    return estimate.headline([w["value"] for w in workers], better, how,
-                             [s for w in workers for s in w.get("samples", [])])
-
-
 def report_stability(backend: str, runs: list[dict]) -> float:
     worst = 0.0
     print(f"\n{backend}: {'model/mode':<14} {'median':>10} {'spread':>7}  runs (headline)")
@@ -120,14 +109,14 @@ def report_stability(backend: str, runs: list[dict]) -> float:
         if len(rs) < 2:
             continue
         vals = [r["value"] for r in rs]
-        s = spread(vals)
+        s = estimate.spread(vals)
         worst = max(worst, s)
         print(f"{backend}: {'/'.join(key):<14} {fmt(statistics.median(vals)):>10} {100 * s:>6.1f}%  "
               + ", ".join(fmt(v) for v in vals))
         per = []
         for how in estimate.ESTIMATORS:
-            est = [headline_of(clean_workers(r), r.get("better", "bigger"), how) for r in rs if clean_workers(r)]
-            per.append(f"{how} ±{100 * spread(est):.1f}%")
+            est = [estimate.of_workers(ws, r.get("better", "bigger"), how) for r in rs if (ws := clean_workers(r))]
+            per.append(f"{how} ±{100 * estimate.spread(est):.1f}%")
         flagged = [r.get("disturbed_workers", 0) for r in rs]
         unstable = sum(bool(r.get("unstable")) for r in rs)
         print(f"{'':>{len(backend) + 2}}  estimators across runs: {', '.join(per)}; disturbed workers per run "
@@ -154,13 +143,13 @@ def usage_spreads(rs: list[dict]) -> str:
     parts = []
     p99 = [r["latency"]["p99_ms"] for r in rs if isinstance(r.get("latency"), dict) and r["latency"].get("p99_ms")]
     if len(p99) == len(rs):
-        parts.append(f"p99 ±{100 * spread(p99):.1f}%")
+        parts.append(f"p99 ±{100 * estimate.spread(p99):.1f}%")
     peaks = [r.get("memory", {}).get("host_peak_bytes") for r in rs]
     if all(isinstance(p, int) and p for p in peaks):
-        parts.append(f"host peak memory ±{100 * spread(peaks):.1f}% ({statistics.median(peaks) / 2**20:.0f} MiB)")
+        parts.append(f"host peak memory ±{100 * estimate.spread(peaks):.1f}% ({statistics.median(peaks) / 2**20:.0f} MiB)")
     least = [least_peak(r) for r in rs]
     if all(least):
-        parts.append(f"the least first-round worker's ±{100 * spread(least):.1f}%")
+        parts.append(f"the least first-round worker's ±{100 * estimate.spread(least):.1f}%")
     return ", ".join(parts)
 
 
@@ -262,9 +251,9 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> HogSco
         if untouched:
             # the record's own estimator (workers v7: the fastest clean sample)
             how, better = r.get("estimator", "median"), r.get("better", "bigger")
-            base = headline_of(untouched, better, how)
+            base = estimate.of_workers(untouched, better, how)
             in_run = r["value"] / base - 1
-            unprotected = headline_of([w for w, _ in shares], better, how) / base - 1
+            unprotected = estimate.of_workers([w for w, _ in shares], better, how) / base - 1
         score += HogScore(abs(move), abs(in_run), abs(unprotected), len(hit), sum(w["disturbed"] for w in hit))
         print(f"{backend}: {'/'.join(key):<14} quiet {quiet[key]['value']:>10,.0f}  hog {r['value']:>10,.0f}  "
               f"moved {100 * move:+.1f}%  workers under the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}"
@@ -371,8 +360,8 @@ def estimator_table(folders: list[Path]) -> list[str]:
                     continue
                 kind = "latency" if key[1] == "latency" else "throughput"
                 for how in estimate.ESTIMATORS:
-                    est = [headline_of(workers, better, how) for workers, better in rs]
-                    spreads.setdefault((kind, how), []).append(spread(est))
+                    est = [estimate.of_workers(workers, better, how) for workers, better in rs]
+                    spreads.setdefault((kind, how), []).append(estimate.spread(est))
     lines = []
     for kind in ("throughput", "latency"):
         rows = {how: spreads[(kind, how)] for how in estimate.ESTIMATORS if (kind, how) in spreads}

@@ -26,7 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "scripts"))
 
-from bench_stability import config_variant, one_run, spread  # noqa: E402
+from bench_stability import config_variant, one_run  # noqa: E402
+from bench.measure.estimate import spread  # noqa: E402
 
 
 def config_with(threads: int, folder: Path) -> Path:

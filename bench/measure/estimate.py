@@ -21,7 +21,7 @@ Units are those of the figures (samples/s, ms); `better` says which way is good.
 from __future__ import annotations
 
 import statistics
-from typing import Sequence
+from typing import Mapping, Sequence
 
 # Measured (scripts/bench_stability.py --full --keep DIR, then --from DIR): 3
 # nightly jax invocations on the shared 2-core VM under load 5-17, spread of
@@ -113,6 +113,12 @@ def headline(values: Sequence[float], better: str = "bigger", how: str = HEADLIN
     if how not in ESTIMATORS:
         raise ValueError(f"headline: estimator {how!r}; expected one of {', '.join(ESTIMATORS)}")
     return ESTIMATORS[how](values, samples, better)
+
+
+def of_workers(workers: Sequence[Mapping], better: str = "bigger", how: str = HEADLINE) -> float:
+    """headline over worker entries (the record's `workers`: each its `value`
+    and `samples`), all of them: the caller picks the clean ones."""
+    return headline([w["value"] for w in workers], better, how, [s for w in workers for s in w.get("samples", ())])
 
 
 def spread(values: Sequence[float], centre: float | None = None) -> float:

@@ -207,13 +207,13 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
         return dict(spec.base_result(), status="failed", error=first["error"], workers=entries)
     clean = [e for e in ok if not e["disturbed"]] or ok
     better = spec.base_result()["better"]
-    values, samples = [e["value"] for e in clean], [s for e in clean for s in e["samples"]]
+    values = [e["value"] for e in clean]
     how = estimate.HEADLINE
-    value = estimate.headline(values, better, how, samples)
+    value = estimate.of_workers(clean, better, how)
     first = series.payloads[0]["result"]
     result = {k: v for k, v in first.items() if k not in ("samples", "value", "child_seconds", "repeat_seconds")}
     why = estimate.unstable(values, None, unstable_limit)
-    result.update(status="ok", value=value, samples=samples, workers=entries,
+    result.update(status="ok", value=value, samples=[s for e in clean for s in e["samples"]], workers=entries,
                   spread=round(estimate.spread(values), 6), unstable=why is not None,
                   disturbed_workers=sum(e["disturbed"] for e in entries),
                   failed_workers=sum(e["status"] == "failed" for e in entries),
