@@ -7,6 +7,7 @@
     .venv/bin/python scripts/bench_stability.py --full --keep DIR        # keep the records
     .venv/bin/python scripts/bench_stability.py --from DIR               # the same report from kept records
     .venv/bin/python scripts/bench_stability.py --estimators DIR DIR ... # each headline estimator over kept sets
+    .venv/bin/python scripts/bench_stability.py --workers-curve DIR ...  # what fewer (or more) workers would give
     .venv/bin/python scripts/bench_stability.py --full --canary-tolerance 1.25  # another slow-CPU rule
     .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
 
@@ -37,6 +38,7 @@ disturbed; --pin runs with a copy of benchmarks.yaml whose local-cpu has
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import re
@@ -342,6 +344,20 @@ def from_records(folder: Path) -> int:
     return 0
 
 
+def kept_workers(folders: list[Path]):
+    """Each folder one set of kept invocations (a --keep): per (set, backend,
+    benchmark) with clean workers in at least two invocations, yield
+    ((model, mode), [(its clean workers, better) per invocation, oldest first])."""
+    for folder in folders:
+        for records in load_records([folder]).values():
+            runs = [ok_results(d) for d in records]
+            for key in sorted({k for run in runs for k in run}):
+                rs = [(clean_workers(run[key]), run[key].get("better", "bigger")) for run in runs if key in run]
+                rs = [(workers, better) for workers, better in rs if workers]
+                if len(rs) >= 2:
+                    yield key, rs
+
+
 def estimator_table(folders: list[Path]) -> list[str]:
     """--estimators: each folder one set of kept invocations (a --keep). For
     every estimator (bench/measure/estimate.py) and kind of mode (throughput:
@@ -350,18 +366,11 @@ def estimator_table(folders: list[Path]) -> list[str]:
     invocations, the median and the worst spread, and how often each estimator
     was the tightest (ties count for each). How workers v6's and v7's headlines were chosen."""
     spreads: dict[tuple[str, str], list[float]] = {}
-    for folder in folders:
-        for records in load_records([folder]).values():
-            runs = [ok_results(d) for d in records]
-            for key in sorted({k for run in runs for k in run}):
-                rs = [(clean_workers(run[key]), run[key].get("better", "bigger")) for run in runs if key in run]
-                rs = [(workers, better) for workers, better in rs if workers]
-                if len(rs) < 2:
-                    continue
-                kind = "latency" if key[1] == "latency" else "throughput"
-                for how in estimate.ESTIMATORS:
-                    est = [estimate.of_workers(workers, better, how) for workers, better in rs]
-                    spreads.setdefault((kind, how), []).append(estimate.spread(est))
+    for key, rs in kept_workers(folders):
+        kind = "latency" if key[1] == "latency" else "throughput"
+        for how in estimate.ESTIMATORS:
+            est = [estimate.of_workers(workers, better, how) for workers, better in rs]
+            spreads.setdefault((kind, how), []).append(estimate.spread(est))
     lines = []
     for kind in ("throughput", "latency"):
         rows = {how: spreads[(kind, how)] for how in estimate.ESTIMATORS if (kind, how) in spreads}
@@ -371,6 +380,29 @@ def estimator_table(folders: list[Path]) -> list[str]:
                          f"±3 %: {sum(x <= 0.03 for x in s)}/{len(s)}; spread median ±{100 * statistics.median(s):.1f} %, "
                          f"worst ±{100 * max(s):.1f} %; the tightest in {tightest}")
     return lines
+
+
+def workers_curve(folders: list[Path]) -> list[str]:
+    """--workers-curve: each folder one set of kept invocations. For k = 1 up
+    to the fewest clean workers a train or predict result has, the headline
+    (estimate.HEADLINE) every k of them would have given, over every choice of
+    k worker indices (the same indices in each invocation of a benchmark): how
+    many (set, backend, benchmark, choice) held it within ±5 % and ±3 % of the
+    set's median, and the median spread. Whether more workers a benchmark would
+    buy stability, read from the workers already kept: the curve's slope at the
+    nightly's count is what one more worker adds."""
+    spreads: dict[int, list[float]] = {}
+    for key, rs in kept_workers(folders):
+        if key[1] == "latency":
+            continue
+        n = min(len(workers) for workers, _ in rs)
+        for k in range(1, n + 1):
+            for chosen in itertools.combinations(range(n), k):
+                est = [estimate.of_workers([workers[i] for i in chosen], better) for workers, better in rs]
+                spreads.setdefault(k, []).append(estimate.spread(est))
+    return [f"{k} worker{'s' if k > 1 else ' '}  within ±5 %: {sum(x <= 0.05 for x in s)}/{len(s)} "
+            f"({100 * sum(x <= 0.05 for x in s) / len(s):.0f} %), ±3 %: {sum(x <= 0.03 for x in s)}/{len(s)}; "
+            f"spread median ±{100 * statistics.median(s):.1f} %" for k, s in sorted(spreads.items())]
 
 
 def main(argv=None) -> int:
@@ -393,13 +425,17 @@ def main(argv=None) -> int:
                    help="report on records kept by an earlier --keep instead of running")
     p.add_argument("--estimators", nargs="+", type=Path, metavar="DIR",
                    help="compare the headline estimators over sets of kept records (one folder a set)")
+    p.add_argument("--workers-curve", nargs="+", type=Path, metavar="DIR",
+                   help="the headline's stability with 1, 2, ... of the kept workers (one folder a set)")
     args = p.parse_args(argv)
-    if args.estimators:
-        missing = [str(f) for f in args.estimators if not f.is_dir()]
-        if missing:
-            raise SystemExit(f"--estimators: no such folder: {', '.join(missing)}")
-        print("\n".join(estimator_table(args.estimators)))
-        return 0
+    for option, table in (("estimators", estimator_table), ("workers_curve", workers_curve)):
+        folders = getattr(args, option)
+        if folders:
+            missing = [str(f) for f in folders if not f.is_dir()]
+            if missing:
+                raise SystemExit(f"--{option.replace('_', '-')}: no such folder: {', '.join(missing)}")
+            print("\n".join(table(folders)))
+            return 0
     if args.source:
         return from_records(args.source)
     extra = ([] if args.full else ["--quick"]) + (["--models", args.models] if args.models else []) \

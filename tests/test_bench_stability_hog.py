@@ -110,3 +110,22 @@ def test_estimators_compares_each_headline_over_sets_of_kept_runs(tmp_path, caps
     ]
     with pytest.raises(SystemExit, match="--estimators: no such folder: .*nope"):
         bs.main(["--estimators", str(tmp_path / "nope")])
+
+
+def test_workers_curve_gives_the_headlines_spread_for_every_count_of_kept_workers(tmp_path, capsys):
+    import json
+
+    (tmp_path / "set").mkdir()
+    for i, values in enumerate([[100.0, 90.0], [100.0, 80.0]]):
+        rec = record("torch", values, 0.2)  # the latency result is left out: throughput only
+        rec["run"]["started_at"] = f"2026-12-05T0{i}:00:00Z"
+        (tmp_path / "set" / f"r{i}.json").write_text(json.dumps(rec))
+    assert bs.main(["--workers-curve", str(tmp_path / "set")]) == 0
+    # one worker: the first's fastest repeats 101, 101 (±0.0 %), the second's 91, 81
+    # (±5.8 % of their median 86); both workers: 101, 101
+    assert capsys.readouterr().out.splitlines() == [
+        "1 worker   within ±5 %: 1/2 (50 %), ±3 %: 1/2; spread median ±2.9 %",
+        "2 workers  within ±5 %: 1/1 (100 %), ±3 %: 1/1; spread median ±0.0 %",
+    ]
+    with pytest.raises(SystemExit, match="--workers-curve: no such folder: .*nope"):
+        bs.main(["--workers-curve", str(tmp_path / "nope")])
