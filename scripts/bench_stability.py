@@ -7,7 +7,7 @@
     .venv/bin/python scripts/bench_stability.py --full --keep DIR        # keep the records
     .venv/bin/python scripts/bench_stability.py --from DIR               # the same report from kept records
     .venv/bin/python scripts/bench_stability.py --estimators DIR DIR ... # each headline estimator over kept sets
-    .venv/bin/python scripts/bench_stability.py --workers-curve DIR ...  # what fewer (or more) workers would give
+    .venv/bin/python scripts/bench_stability.py --workers-curve DIR ...  # the headline from 1, 2, ... of the kept workers
     .venv/bin/python scripts/bench_stability.py --full --canary-tolerance 1.25  # another slow-CPU rule
     .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
 
@@ -51,6 +51,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -344,7 +345,7 @@ def from_records(folder: Path) -> int:
     return 0
 
 
-def kept_workers(folders: list[Path]):
+def kept_workers(folders: list[Path]) -> Iterator[tuple[tuple[str, str], list[tuple[list[dict], str]]]]:
     """Each folder one set of kept invocations (a --keep): per (set, backend,
     benchmark) with clean workers in at least two invocations, yield
     ((model, mode), [(its clean workers, better) per invocation, oldest first])."""
