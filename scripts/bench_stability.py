@@ -99,9 +99,20 @@ def ok_workers(r: dict) -> list[dict]:
 
 
 def clean_workers(r: dict) -> list[dict]:
-    """The workers the headline came from: the undisturbed ones, or all when none is."""
-    ok = ok_workers(r)
-    return [w for w in ok if not w["disturbed"]] or ok
+    """The workers the headline came from (pool.clean)."""
+    return pool.clean(ok_workers(r))
+
+
+def worker_sets(rs: list[dict]) -> list[tuple[list[dict], str]]:
+    """(clean workers, better) of each of a benchmark's results that has any."""
+    return [(ws, r.get("better", "bigger")) for r in rs if (ws := clean_workers(r))]
+
+
+def estimator_spreads(sets: list[tuple[list[dict], str]]) -> dict[str, float]:
+    """Per estimator (bench/measure/estimate.py): the spread across runs of the
+    headline it would have given from each run's clean workers."""
+    return {how: estimate.spread([estimate.of_workers(ws, better, how) for ws, better in sets])
+            for how in estimate.ESTIMATORS}
 
 
 def report_stability(backend: str, runs: list[dict]) -> float:
@@ -116,10 +127,7 @@ def report_stability(backend: str, runs: list[dict]) -> float:
         worst = max(worst, s)
         print(f"{backend}: {'/'.join(key):<14} {fmt(statistics.median(vals)):>10} {100 * s:>6.1f}%  "
               + ", ".join(fmt(v) for v in vals))
-        per = []
-        for how in estimate.ESTIMATORS:
-            est = [estimate.of_workers(ws, r.get("better", "bigger"), how) for r in rs if (ws := clean_workers(r))]
-            per.append(f"{how} ±{100 * estimate.spread(est):.1f}%")
+        per = [f"{how} ±{100 * s:.1f}%" for how, s in estimator_spreads(worker_sets(rs)).items()]
         flagged = [r.get("disturbed_workers", 0) for r in rs]
         unstable = sum(bool(r.get("unstable")) for r in rs)
         print(f"{'':>{len(backend) + 2}}  estimators across runs: {', '.join(per)}; disturbed workers per run "
@@ -353,10 +361,9 @@ def kept_workers(folders: list[Path]) -> Iterator[tuple[tuple[str, str], list[tu
         for records in load_records([folder]).values():
             runs = [ok_results(d) for d in records]
             for key in sorted({k for run in runs for k in run}):
-                rs = [(clean_workers(run[key]), run[key].get("better", "bigger")) for run in runs if key in run]
-                rs = [(workers, better) for workers, better in rs if workers]
-                if len(rs) >= 2:
-                    yield key, rs
+                sets = worker_sets([run[key] for run in runs if key in run])
+                if len(sets) >= 2:
+                    yield key, sets
 
 
 def estimator_table(folders: list[Path]) -> list[str]:
@@ -367,11 +374,10 @@ def estimator_table(folders: list[Path]) -> list[str]:
     invocations, the median and the worst spread, and how often each estimator
     was the tightest (ties count for each). How workers v6's and v7's headlines were chosen."""
     spreads: dict[tuple[str, str], list[float]] = {}
-    for key, rs in kept_workers(folders):
+    for key, sets in kept_workers(folders):
         kind = "latency" if key[1] == "latency" else "throughput"
-        for how in estimate.ESTIMATORS:
-            est = [estimate.of_workers(workers, better, how) for workers, better in rs]
-            spreads.setdefault((kind, how), []).append(estimate.spread(est))
+        for how, s in estimator_spreads(sets).items():
+            spreads.setdefault((kind, how), []).append(s)
     lines = []
     for kind in ("throughput", "latency"):
         rows = {how: spreads[(kind, how)] for how in estimate.ESTIMATORS if (kind, how) in spreads}

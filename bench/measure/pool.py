@@ -16,7 +16,7 @@ schedule (bench/measure/schedule.py). Each task is one worker process
   a worker that runs in a slow CPU state throughout then reads its repeats as
   slow (`canary.kept: all`) and is flagged, instead of taking that state for
   full speed (workers v3; bench/measure/latency.py says why).
-- headline: estimate.headline over the clean workers (all ok ones when none
+- headline: estimate.of_workers over the clean workers (`clean`: all ok ones when none
   is clean; workers v7: their fastest sample), `spread` (around the workers'
   median), and `unstable` with its reason.
 - duet (A/B only, schedule.duet): A's calibration worker runs alone, then
@@ -184,6 +184,13 @@ def counted(entries: list) -> list:
     return [e for e in entries if not (e.get("calibration") or e.get("alone"))]
 
 
+def clean(ok: list[dict]) -> list[dict]:
+    """The ok entries the headline comes from: the undisturbed ones, or all of
+    them when every one was disturbed (a night that was slow throughout still
+    gets a figure, and its `disturbed_workers` says so)."""
+    return [e for e in ok if not e["disturbed"]] or ok
+
+
 def flag(series: _Series) -> int:
     """Mark disturbed entries (in place); returns how many newly marked ones are not reruns."""
     ok = [e for e in counted(series.entries) if e["status"] == "ok"]
@@ -205,15 +212,15 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     if not ok:
         first = next(e for e in entries if e["status"] == "failed")
         return dict(spec.base_result(), status="failed", error=first["error"], workers=entries)
-    clean = [e for e in ok if not e["disturbed"]] or ok
+    used = clean(ok)
     better = spec.base_result()["better"]
-    values = [e["value"] for e in clean]
+    values = [e["value"] for e in used]
     how = estimate.HEADLINE
-    value = estimate.of_workers(clean, better, how)
+    value = estimate.of_workers(used, better, how)
     first = series.payloads[0]["result"]
     result = {k: v for k, v in first.items() if k not in ("samples", "value", "child_seconds", "repeat_seconds")}
     why = estimate.unstable(values, None, unstable_limit)
-    result.update(status="ok", value=value, samples=[s for e in clean for s in e["samples"]], workers=entries,
+    result.update(status="ok", value=value, samples=[s for e in used for s in e["samples"]], workers=entries,
                   spread=round(estimate.spread(values), 6), unstable=why is not None,
                   disturbed_workers=sum(e["disturbed"] for e in entries),
                   failed_workers=sum(e["status"] == "failed" for e in entries),
@@ -226,7 +233,7 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     every = [p["result"] for p in series.payloads]
     clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]
     result.update(usage.combine(clean_payloads or every, memory_from=[every[i] for i in memory_workers(ok)]))
-    setups = [e["setup_seconds"] for e in clean if "setup_seconds" in e]
+    setups = [e["setup_seconds"] for e in used if "setup_seconds" in e]
     if setups:
         result["setup_seconds"] = round(statistics.median(setups), 6)
     return result
