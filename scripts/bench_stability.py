@@ -8,6 +8,7 @@
     .venv/bin/python scripts/bench_stability.py --from DIR               # the same report from kept records
     .venv/bin/python scripts/bench_stability.py --estimators DIR DIR ... # each headline estimator over kept sets
     .venv/bin/python scripts/bench_stability.py --workers-curve DIR ...  # the headline from 1, 2, ... of the kept workers
+    .venv/bin/python scripts/bench_stability.py --time-spread DIR ...    # ... from workers spread over the invocations
     .venv/bin/python scripts/bench_stability.py --full --canary-tolerance 1.25  # another slow-CPU rule
     .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
 
@@ -353,17 +354,17 @@ def from_records(folder: Path) -> int:
     return 0
 
 
-def kept_workers(folders: list[Path]) -> Iterator[tuple[tuple[str, str], list[tuple[list[dict], str]]]]:
+def kept_workers(folders: list[Path]) -> Iterator[tuple[tuple[str, str, str], list[tuple[list[dict], str]]]]:
     """Each folder one set of kept invocations (a --keep): per (set, backend,
     benchmark) with clean workers in at least two invocations, yield
-    ((model, mode), [(its clean workers, better) per invocation, oldest first])."""
+    ((backend, model, mode), [(its clean workers, better) per invocation, oldest first])."""
     for folder in folders:
-        for records in load_records([folder]).values():
+        for backend, records in load_records([folder]).items():
             runs = [ok_results(d) for d in records]
             for key in sorted({k for run in runs for k in run}):
                 sets = worker_sets([run[key] for run in runs if key in run])
                 if len(sets) >= 2:
-                    yield key, sets
+                    yield (backend, *key), sets
 
 
 def estimator_table(folders: list[Path]) -> list[str]:
@@ -375,7 +376,7 @@ def estimator_table(folders: list[Path]) -> list[str]:
     was the tightest (ties count for each). How workers v6's and v7's headlines were chosen."""
     spreads: dict[tuple[str, str], list[float]] = {}
     for key, sets in kept_workers(folders):
-        kind = "latency" if key[1] == "latency" else "throughput"
+        kind = "latency" if key[2] == "latency" else "throughput"
         for how, s in estimator_spreads(sets).items():
             spreads.setdefault((kind, how), []).append(s)
     lines = []
@@ -400,16 +401,65 @@ def workers_curve(folders: list[Path]) -> list[str]:
     nightly's count is what one more worker adds."""
     spreads: dict[int, list[float]] = {}
     for key, rs in kept_workers(folders):
-        if key[1] == "latency":
+        if key[2] == "latency":
             continue
         n = min(len(workers) for workers, _ in rs)
         for k in range(1, n + 1):
             for chosen in itertools.combinations(range(n), k):
                 est = [estimate.of_workers([workers[i] for i in chosen], better) for workers, better in rs]
                 spreads.setdefault(k, []).append(estimate.spread(est))
-    return [f"{k} worker{'s' if k > 1 else ' '}  within ±5 %: {sum(x <= 0.05 for x in s)}/{len(s)} "
-            f"({100 * sum(x <= 0.05 for x in s) / len(s):.0f} %), ±3 %: {sum(x <= 0.03 for x in s)}/{len(s)}; "
-            f"spread median ±{100 * statistics.median(s):.1f} %" for k, s in sorted(spreads.items())]
+    return [f"{k} worker{'s' if k > 1 else ' '}  {tally(s)}" for k, s in sorted(spreads.items())]
+
+
+def time_spread(folders: list[Path]) -> list[str]:
+    """--time-spread: each folder one set of kept invocations. Would the headline
+    hold stiller if a benchmark's workers ran further apart in time (the host's
+    speed drifts over minutes, and one backend's run lasts a few)? For each
+    train/predict benchmark with k = min(invocations, fewest clean workers) of
+    at least 2: the headline (estimate.HEADLINE) of the first k workers of each
+    of the first k invocations, as run, against k made-up headlines, the j-th
+    taking worker (i + j) mod k of invocation i: as many workers, but each from
+    another invocation, so spread over the whole set's hour. If even that does
+    not hold a benchmark within ±5 %, no schedule inside one nightly would. Per
+    benchmark also how far apart one invocation's workers are: a wide gap with
+    steady workers is a per-process speed that timing cannot spread away."""
+    as_run: dict[tuple, list[float]] = {}
+    spread_out: dict[tuple, list[float]] = {}
+    apart: dict[tuple, list[float]] = {}  # per invocation: its workers' fastest repeats, max/min - 1
+    for key, rs in kept_workers(folders):
+        k = min(len(rs), *(len(workers) for workers, _ in rs))
+        if key[2] == "latency" or k < 2:
+            continue
+        better = rs[0][1]
+        as_run.setdefault(key, []).append(
+            estimate.spread([estimate.of_workers(workers[:k], better) for workers, _ in rs[:k]]))
+        spread_out.setdefault(key, []).append(
+            estimate.spread([estimate.of_workers([rs[i][0][(i + j) % k] for i in range(k)], better)
+                             for j in range(k)]))
+        for workers, _ in rs:
+            fastest = [estimate.of_workers([w], better) for w in workers]
+            apart.setdefault(key, []).append(max(fastest) / min(fastest) - 1)
+    if not as_run:
+        return ["no train or predict benchmark has clean workers in two invocations"]
+
+    def every(d):
+        return [x for xs in d.values() for x in xs]
+
+    def misses(d, key):
+        return f"{sum(x > 0.05 for x in d[key])}/{len(d[key])}"
+
+    return ([f"{'as run':<24} {tally(every(as_run))}", f"{'spread over invocations':<24} {tally(every(spread_out))}",
+             "outside ±5 % (sets), as run / spread over invocations; how far apart one invocation's workers are "
+             "(their fastest repeats, max/min - 1, the median invocation):"]
+            + [f"  {key[0]} {key[1]}/{key[2]}: {misses(as_run, key)} / {misses(spread_out, key)}; "
+               f"{100 * statistics.median(apart[key]):.1f} % apart" for key in sorted(as_run)])
+
+
+def tally(spreads: list[float]) -> str:
+    """How many spreads are within ±5 % (and its share) and ±3 %, and their median."""
+    n, five = len(spreads), sum(x <= 0.05 for x in spreads)
+    return (f"within ±5 %: {five}/{n} ({100 * five / n:.0f} %), ±3 %: {sum(x <= 0.03 for x in spreads)}/{n}; "
+            f"spread median ±{100 * statistics.median(spreads):.1f} %")
 
 
 def main(argv=None) -> int:
@@ -434,8 +484,11 @@ def main(argv=None) -> int:
                    help="compare the headline estimators over sets of kept records (one folder a set)")
     p.add_argument("--workers-curve", nargs="+", type=Path, metavar="DIR",
                    help="the headline's stability with 1, 2, ... of the kept workers (one folder a set)")
+    p.add_argument("--time-spread", nargs="+", type=Path, metavar="DIR",
+                   help="the headline's stability with each worker from another invocation (one folder a set)")
     args = p.parse_args(argv)
-    for option, table in (("estimators", estimator_table), ("workers_curve", workers_curve)):
+    for option, table in (("estimators", estimator_table), ("workers_curve", workers_curve),
+                          ("time_spread", time_spread)):
         folders = getattr(args, option)
         if folders:
             missing = [str(f) for f in folders if not f.is_dir()]

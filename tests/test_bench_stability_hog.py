@@ -1,6 +1,7 @@
 """scripts/bench_stability.py --hog's scoring, on made-up worker entries: which
 workers count as under the hog (by their timed repeats), and the in-run moves;
-and --from's time per mode, and --estimators' table over sets of kept runs."""
+and --from's time per mode, and the tables over sets of kept runs (--estimators,
+--workers-curve, --time-spread)."""
 
 import sys
 from pathlib import Path
@@ -84,16 +85,22 @@ def record(backend, values, latency):
                                       "disturbed": False}]}]}
 
 
-def test_estimators_compares_each_headline_over_sets_of_kept_runs(tmp_path, capsys):
+def kept_set(folder, records):
+    """A --keep folder: the records as invocations an hour apart, in this order."""
     import json
 
+    folder.mkdir()
+    for i, rec in enumerate(records):
+        rec["run"]["started_at"] = f"2026-12-05T0{i}:00:00Z"
+        (folder / f"r{i}.json").write_text(json.dumps(rec))
+    return str(folder)
+
+
+def test_estimators_compares_each_headline_over_sets_of_kept_runs(tmp_path, capsys):
     for name, runs in (("set1", [[100.0, 90.0, 110.0], [100.0, 80.0, 112.0]]),
                        ("set2", [[100.0, 100.0, 100.0], [96.0, 96.0, 96.0]])):
-        (tmp_path / name).mkdir()
-        for i, values in enumerate(runs):
-            rec = record("jax", values + [0.0] * i, 0.2 + i / 100)  # a 0.0 worker: the trimmed mean's outlier
-            rec["run"]["started_at"] = f"2026-12-05T0{i}:00:00Z"
-            (tmp_path / name / f"r{i}.json").write_text(json.dumps(rec))
+        # a 0.0 worker: the trimmed mean's outlier
+        kept_set(tmp_path / name, [record("jax", values + [0.0] * i, 0.2 + i / 100) for i, values in enumerate(runs)])
     assert bs.main(["--estimators", str(tmp_path / "set1"), str(tmp_path / "set2")]) == 0
     # set1: median 100, 90 (±5.3 %), best 110, 112 (±0.90 %), trimmed 100, 90 (±5.3 %),
     # fastest 111, 113 (±0.89 %); set2: median, best, trimmed 100, 96 (±2.04 %), fastest
@@ -113,14 +120,9 @@ def test_estimators_compares_each_headline_over_sets_of_kept_runs(tmp_path, caps
 
 
 def test_workers_curve_gives_the_headlines_spread_for_every_count_of_kept_workers(tmp_path, capsys):
-    import json
-
-    (tmp_path / "set").mkdir()
-    for i, values in enumerate([[100.0, 90.0], [100.0, 80.0]]):
-        rec = record("torch", values, 0.2)  # the latency result is left out: throughput only
-        rec["run"]["started_at"] = f"2026-12-05T0{i}:00:00Z"
-        (tmp_path / "set" / f"r{i}.json").write_text(json.dumps(rec))
-    assert bs.main(["--workers-curve", str(tmp_path / "set")]) == 0
+    # the latency results (one worker each) are left out: throughput only
+    folder = kept_set(tmp_path / "set", [record("torch", values, 0.2) for values in ([100.0, 90.0], [100.0, 80.0])])
+    assert bs.main(["--workers-curve", folder]) == 0
     # one worker: the first's fastest repeats 101, 101 (±0.0 %), the second's 91, 81
     # (±5.8 % of their median 86); both workers: 101, 101
     assert capsys.readouterr().out.splitlines() == [
@@ -129,3 +131,22 @@ def test_workers_curve_gives_the_headlines_spread_for_every_count_of_kept_worker
     ]
     with pytest.raises(SystemExit, match="--workers-curve: no such folder: .*nope"):
         bs.main(["--workers-curve", str(tmp_path / "nope")])
+
+
+def test_time_spread_recomputes_the_headline_from_workers_taken_from_different_invocations(tmp_path, capsys):
+    # the second invocation on a slow host; the latency results are left out: throughput only
+    folder = kept_set(tmp_path / "set", [record("torch", values, 0.2) for values in ([100.0, 94.0], [86.0, 80.0])])
+    assert bs.main(["--time-spread", folder]) == 0
+    # as run: fastest repeats 101 and 87 (±7.4 % of their median 94); spread out, the
+    # first headline takes the first invocation's first worker and the second's second
+    # (101, 81: 101), the other the first's second and the second's first (95, 87: 95),
+    # ±3.1 % of 98
+    assert capsys.readouterr().out.splitlines() == [
+        "as run                   within ±5 %: 0/1 (0 %), ±3 %: 0/1; spread median ±7.4 %",
+        "spread over invocations  within ±5 %: 1/1 (100 %), ±3 %: 0/1; spread median ±3.1 %",
+        "outside ±5 % (sets), as run / spread over invocations; how far apart one invocation's workers are "
+        "(their fastest repeats, max/min - 1, the median invocation):",
+        "  torch mlp/train: 1/1 / 0/1; 6.9 % apart",  # 101/95 - 1 and 87/81 - 1: 6.3 and 7.4 %
+    ]
+    with pytest.raises(SystemExit, match="--time-spread: no such folder: .*nope"):
+        bs.main(["--time-spread", str(tmp_path / "nope")])

@@ -1,0 +1,243 @@
+#!/usr/bin/env python3
+"""Where a benchmark's per-process speed comes from: the batches' addresses, the model's, the process's layout (issue 10)
+
+    .venv/bin/python scripts/bench_process_modes.py                  # torch cnn/predict, every check
+    .venv/bin/python scripts/bench_process_modes.py --checks layout --pairs 10
+    .venv/bin/python scripts/bench_process_modes.py --backend jax --model mlp --checks instances
+
+torch cnn/predict's workers of one invocation read 15.9 % apart (their fastest
+repeats, the median invocation over 13 kept sets; other jax and torch
+benchmarks 3.3-12.0 %: `scripts/bench_stability.py --time-spread`), so
+whichever process runs fast sets the headline, and that benchmark missed ±5 %
+across 5 invocations in every kept set. Each check
+runs fresh processes set up as the workers are (the local-cpu device's
+`threads`, the harness's glibc thresholds, pinned to one CPU) that time
+`model.predict` on the benchmark's data, `--calls` calls of 140 batches:
+
+- alignment: in one process, the batches Keras hands the backend (Keras's
+  torch adapter fancy-indexes each out of the numpy input, a fresh malloc
+  wherever the heap puts it, and torch wraps it without a copy) copied to a
+  chosen address mod 4096 first, the offsets in turns. A spread between offsets
+  would make the batch's address the mode.
+- instances: in one process, four models built alike (their weights and
+  buffers at different addresses), timed in turns. A spread between them would
+  make the model's memory the mode.
+- layout: processes in turns with the address-space layout randomised (as
+  the workers run) and fixed (`setarch -R`, PYTHONHASHSEED=0). If the layout is
+  the mode, the fixed processes agree with each other and the randomised do not.
+
+Prints each process's figures and, per check, the spread that would point at
+that cause. Not a test: these are timings on a host that drifts. About 12
+minutes with the defaults here, 16 with --pairs 8.
+
+Measured (2026-12-05 16:12-16:28 UTC, `--pairs 8`, nothing else running):
+every offset within ±1.6 % of its process's median (3 processes; the processes
+6.3 % apart); four models in one process 3.3 % apart, the processes 3.9 %;
+8 processes with the layout fixed 15.0 % apart (18.8k-21.6k samples/s) against
+8 randomised ones 19.8 % (18.6k-22.3k), in turns. None of the three is the
+mode: processes tens of seconds apart run at different speeds on this host.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+CHECKS = ("alignment", "instances", "layout")
+OFFSETS = (0, 16, 32, 64, 2048)  # bytes past a 4096-byte boundary
+BATCHES = 140  # per timed call: about what the nightly calibrates for cnn/predict here
+
+
+def apart(values: list[float]) -> float:
+    """How far apart values are: max/min - 1 (a fraction; 0 for one value)."""
+    return max(values) / min(values) - 1 if values else 0.0
+
+
+def by_offset(processes: list[dict]) -> dict[str, float]:
+    """alignment: each offset's median call, as a fraction off its process's
+    median over every offset, then the median of that over the processes. An
+    offset the backend minds stands out from 0 in every process."""
+    keys = processes[0]["median"].keys()
+    rel = {k: [] for k in keys}
+    for p in processes:
+        centre = statistics.median(p["median"].values())
+        for k in keys:
+            rel[k].append(p["median"][k] / centre - 1)
+    return {k: statistics.median(v) for k, v in rel.items()}
+
+
+def within_and_between(processes: list[dict]) -> tuple[float, float]:
+    """instances: the median over processes of how far apart its models' medians
+    are, against how far apart the processes' own medians are."""
+    within = statistics.median(apart(list(p["median"].values())) for p in processes)
+    between = apart([statistics.median(p["median"].values()) for p in processes])
+    return within, between
+
+
+def summary(check: str, processes: list[dict]) -> list[str]:
+    """The lines that say whether `check`'s cause sets the process's speed."""
+    if not processes:
+        return [f"{check}: no process finished"]
+    if check == "alignment":
+        rel = by_offset(processes)
+        own = [statistics.median(p["median"].values()) for p in processes]
+        return [f"alignment: each offset's median call against its process's, median over {len(processes)} "
+                f"processes: " + ", ".join(f"{k} {100 * v:+.1f} %" for k, v in rel.items()),
+                f"alignment: the processes' own medians {100 * apart(own):.1f} % apart"]
+    if check == "instances":
+        within, between = within_and_between(processes)
+        return [f"instances: models in one process {100 * within:.1f} % apart (median over {len(processes)}); "
+                f"the processes {100 * between:.1f} % apart"]
+    sides = {side: [p["median"] for p in processes if p["layout"] == side] for side in ("random", "fixed")}
+    return [f"layout {side}: {len(v)} processes, medians {', '.join(f'{x / 1e3:.1f}k' for x in v)}: "
+            f"{100 * apart(v):.1f} % apart" for side, v in sides.items() if v]
+
+
+def child(check: str, model_name: str, calls: int) -> dict:
+    """In the measured process: build, warm up, time; the figures as JSON-ready data."""
+    import keras
+    import numpy as np
+
+    from bench import config
+    from bench.measure import child as bench_child
+
+    cfg = config.load()
+    spec = bench_child.Spec(backend=keras.backend.backend(), keras_backend=keras.backend.backend(), model=model_name,
+                            mode="predict", batch_size=cfg.models[model_name].batch_size, repeats=1,
+                            min_repeat_seconds=0.5, warmup_steps=2, result_path="")
+    built = [bench_child._build(keras, spec) for _ in range(4 if check == "instances" else 1)]
+    x = built[0][1].x_time[:BATCHES * spec.batch_size]
+
+    def timed(model) -> float:
+        t0 = time.perf_counter()
+        model.predict(x, batch_size=spec.batch_size, verbose=0)
+        return len(x) / (time.perf_counter() - t0)
+
+    if check == "alignment":
+        _copy_batches_to(np)
+
+        def at(offset: int) -> float:
+            _OFFSET[0] = offset
+            return timed(built[0][0])
+
+        runs = {str(off): (lambda off=off: at(off)) for off in OFFSETS}
+    else:
+        runs = {str(i): (lambda m=m: timed(m)) for i, (m, _) in enumerate(built)}
+    for run in runs.values():
+        run()  # compile and warm up
+    samples: dict[str, list[float]] = {k: [] for k in runs}
+    names = list(runs)
+    for r in range(calls):
+        for k in names[r % len(names):] + names[:r % len(names)]:  # rotated: no variant always first
+            samples[k].append(runs[k]())
+    medians = {k: statistics.median(v) for k, v in samples.items()}
+    return {"median": medians if check != "layout" else medians["0"]}
+
+
+_OFFSET = [None]
+
+
+def _copy_batches_to(np) -> None:
+    """Wrap Keras's torch convert_to_tensor so each numpy batch is first copied
+    to _OFFSET[0] bytes past a 4096-byte boundary (torch backend only)."""
+    from keras.src.backend.torch.ops import core
+
+    convert = core.convert_to_tensor
+
+    def at_offset(a, dtype=None, sparse=None, ragged=None):
+        if _OFFSET[0] is not None and isinstance(a, np.ndarray) and a.nbytes >= 4096:
+            buf = np.empty(a.nbytes + 8192, dtype=np.uint8)
+            start = (_OFFSET[0] - buf.ctypes.data) % 4096
+            moved = buf[start:start + a.nbytes].view(a.dtype).reshape(a.shape)
+            moved[...] = a
+            a = moved
+        return convert(a, dtype=dtype, sparse=sparse, ragged=ragged)
+
+    core.convert_to_tensor = at_offset
+
+
+def worker_env(backend: str) -> dict[str, str]:
+    """What a local-cpu worker runs with: the harness's glibc thresholds and the device's threads."""
+    from bench import config
+    from bench.measure.backends import THREADS_VAR
+
+    cfg = config.load()
+    device = cfg.devices["local-cpu"]
+    env = dict(os.environ, KERAS_BACKEND=backend, **cfg.harness.worker_env())
+    if device.threads:
+        env.update({THREADS_VAR: str(device.threads), "OMP_NUM_THREADS": str(device.threads)})
+    return env
+
+
+def spawn(check: str, args, layout: str = "random") -> dict | None:
+    cmd = [sys.executable, __file__, "--child", check, "--model", args.model, "--calls", str(args.calls)]
+    env = worker_env(args.backend)
+    if layout == "fixed":
+        cmd = ["setarch", "-R", *cmd]
+        env["PYTHONHASHSEED"] = "0"
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        print(f"{check}: a process ran past --timeout {args.timeout:g} s; left out")
+        return None
+    if proc.returncode != 0:
+        print(f"{check}: a process failed (rc {proc.returncode}): {proc.stderr.strip().splitlines()[-1:]}")
+        return None
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["layout"] = layout
+    shown = out["median"] if isinstance(out["median"], dict) else {layout: out["median"]}
+    print(f"  {check}: " + ", ".join(f"{k} {v:,.0f}" for k, v in shown.items()), flush=True)
+    return out
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--backend", default="torch")
+    p.add_argument("--model", default="cnn")
+    p.add_argument("--checks", default=",".join(CHECKS))
+    p.add_argument("--processes", type=int, default=3, help="processes for alignment and instances")
+    p.add_argument("--pairs", type=int, default=6, help="layout: processes of each kind, in turns")
+    p.add_argument("--calls", type=int, default=6, help="timed calls per variant and process")
+    p.add_argument("--timeout", type=float, default=900, help="seconds a process may take")
+    p.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        from bench.measure import backends
+
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {0})  # one CPU, before the backend starts its threads
+        backends.get(os.environ["KERAS_BACKEND"]).prepare(os.environ)
+        print(json.dumps(child(args.child, args.model, args.calls)))
+        return 0
+    checks = args.checks.split(",")
+    unknown = [c for c in checks if c not in CHECKS]
+    if unknown:
+        raise SystemExit(f"--checks: unknown {', '.join(unknown)}; expected some of {', '.join(CHECKS)}")
+    if "alignment" in checks and args.backend != "torch":
+        raise SystemExit("--checks alignment: only the torch backend's adapter is wrapped; leave it out")
+    if "layout" in checks and not shutil.which("setarch"):
+        raise SystemExit("--checks layout: needs setarch (util-linux) to turn address-space randomisation off")
+    lines = []
+    for check in checks:
+        print(f"{check}: {args.backend} {args.model}/predict", flush=True)
+        if check == "layout":
+            runs = [spawn(check, args, layout) for _ in range(args.pairs) for layout in ("random", "fixed")]
+        else:
+            runs = [spawn(check, args) for _ in range(args.processes)]
+        lines += summary(check, [r for r in runs if r])
+    print("\n".join(lines))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""scripts/bench_process_modes.py's summaries, on made-up process figures: which
+spread points at the batches' addresses, the model's memory or the layout."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import bench_process_modes as pm  # noqa: E402
+
+
+def test_an_offset_the_backend_minds_stands_out_in_every_process_whatever_its_speed():
+    processes = [{"median": {"0": 100.0, "16": 90.0, "64": 100.0}},   # a slow process ...
+                 {"median": {"0": 200.0, "16": 180.0, "64": 200.0}}]  # ... and a fast one
+    assert pm.by_offset(processes) == pytest.approx({"0": 0.0, "16": -0.1, "64": 0.0})
+    assert pm.summary("alignment", processes) == [
+        "alignment: each offset's median call against its process's, median over 2 processes: "
+        "0 +0.0 %, 16 -10.0 %, 64 +0.0 %",
+        "alignment: the processes' own medians 100.0 % apart",
+    ]
+
+
+def test_instances_compare_models_within_a_process_with_the_processes():
+    processes = [{"median": {"0": 100.0, "1": 102.0}}, {"median": {"0": 120.0, "1": 120.0}}]
+    within, between = pm.within_and_between(processes)
+    assert within == pytest.approx(0.01)  # the median of 2 % and 0 %
+    assert between == pytest.approx(120.0 / 101.0 - 1)
+    assert pm.summary("instances", processes) == [
+        "instances: models in one process 1.0 % apart (median over 2); the processes 18.8 % apart"]
+
+
+def test_layout_shows_each_kind_of_process_apart():
+    processes = [{"layout": "random", "median": 20_000.0}, {"layout": "fixed", "median": 19_000.0},
+                 {"layout": "random", "median": 23_000.0}, {"layout": "fixed", "median": 19_190.0}]
+    assert pm.summary("layout", processes) == [
+        "layout random: 2 processes, medians 20.0k, 23.0k: 15.0 % apart",
+        "layout fixed: 2 processes, medians 19.0k, 19.2k: 1.0 % apart",
+    ]
+    assert pm.summary("layout", []) == ["layout: no process finished"]
+
+
+def test_unknown_checks_are_named_before_anything_runs():
+    with pytest.raises(SystemExit, match="--checks: unknown speed; expected some of alignment, instances, layout"):
+        pm.main(["--checks", "layout,speed"])
+    with pytest.raises(SystemExit, match="only the torch backend"):
+        pm.main(["--backend", "jax", "--checks", "alignment"])
