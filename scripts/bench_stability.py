@@ -419,10 +419,10 @@ def time_spread(folders: list[Path]) -> list[str]:
     at least 2: the headline (estimate.HEADLINE) of the first k workers of each
     of the first k invocations, as run, against k made-up headlines, the j-th
     taking worker (i + j) mod k of invocation i: as many workers, but each from
-    another invocation, so spread over the whole set's hour. If even that does
-    not hold a benchmark within ±5 %, no schedule inside one nightly would. Per
-    benchmark also how far apart one invocation's workers are: a wide gap with
-    steady workers is a per-process speed that timing cannot spread away."""
+    another invocation, so spread over the whole set's half hour. If even that
+    does not hold a benchmark within ±5 %, no schedule inside one nightly would.
+    Per benchmark also how far apart one invocation's workers are (their fastest
+    repeats, max/min - 1, in the median invocation)."""
     as_run: dict[tuple, list[float]] = {}
     spread_out: dict[tuple, list[float]] = {}
     apart: dict[tuple, list[float]] = {}  # per invocation: its workers' fastest repeats, max/min - 1
@@ -438,7 +438,8 @@ def time_spread(folders: list[Path]) -> list[str]:
                              for j in range(k)]))
         for workers, _ in rs:
             fastest = [estimate.of_workers([w], better) for w in workers]
-            apart.setdefault(key, []).append(max(fastest) / min(fastest) - 1)
+            if min(fastest) > 0:  # a broken record's 0 would divide by zero
+                apart.setdefault(key, []).append(max(fastest) / min(fastest) - 1)
     if not as_run:
         return ["no train or predict benchmark has clean workers in two invocations"]
 
@@ -452,7 +453,8 @@ def time_spread(folders: list[Path]) -> list[str]:
              "outside ±5 % (sets), as run / spread over invocations; how far apart one invocation's workers are "
              "(their fastest repeats, max/min - 1, the median invocation):"]
             + [f"  {key[0]} {key[1]}/{key[2]}: {misses(as_run, key)} / {misses(spread_out, key)}; "
-               f"{100 * statistics.median(apart[key]):.1f} % apart" for key in sorted(as_run)])
+               + (f"{100 * statistics.median(apart[key]):.1f} % apart" if apart.get(key) else "apart: no figure")
+               for key in sorted(as_run)])
 
 
 def tally(spreads: list[float]) -> str:
