@@ -42,7 +42,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench_stability import config_variant, fmt, least_peak, ok_workers, one_run  # noqa: E402
+from bench_stability import apart, config_variant, fmt, least_peak, ok_workers, one_run  # noqa: E402
 from bench.measure.estimate import spread  # noqa: E402
 from bench.config import MALLOC_VARS  # noqa: E402  (bench_stability put the repository on sys.path)
 
@@ -77,7 +77,7 @@ def side_line(results: list[dict]) -> str:
     if not results:
         return "-"
     heads = [r["value"] for r in results]
-    inside = [max(v) / min(v) - 1 for v in ([w["value"] for w in ok_workers(r)] for r in results) if v]
+    inside = [a for a in (apart([w["value"] for w in ok_workers(r)]) for r in results) if a is not None]
     peaks = [p for p in (least_peak(r) for r in results) if p]
     text = (f"{', '.join(fmt(v) for v in heads)} (±{100 * spread(heads):.1f}%); workers within a run "
             f"+{100 * statistics.median(inside):.0f}% (worst +{100 * max(inside):.0f}%)")

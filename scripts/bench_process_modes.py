@@ -52,15 +52,13 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "scripts"))
+
+from bench_stability import apart  # noqa: E402  (max/min - 1)
 
 CHECKS = ("alignment", "instances", "layout")
 OFFSETS = (0, 16, 32, 64, 2048)  # bytes past a 4096-byte boundary
 BATCHES = 140  # per timed call: about what the nightly calibrates for cnn/predict here
-
-
-def apart(values: list[float]) -> float:
-    """How far apart values are: max/min - 1 (a fraction; 0 for one value)."""
-    return max(values) / min(values) - 1 if values else 0.0
 
 
 def by_offset(processes: list[dict]) -> dict[str, float]:
@@ -167,16 +165,13 @@ def _copy_batches_to(np) -> None:
 
 
 def worker_env(backend: str) -> dict[str, str]:
-    """What a local-cpu worker runs with: the harness's glibc thresholds and the device's threads."""
+    """What a local-cpu worker runs with: bench run's own benchmark_env (the harness's glibc
+    thresholds, the device's env, and its `threads`, which the child's prepare() applies)."""
     from bench import config
-    from bench.measure.backends import THREADS_VAR
+    from bench.commands.run import benchmark_env
 
     cfg = config.load()
-    device = cfg.devices["local-cpu"]
-    env = dict(os.environ, KERAS_BACKEND=backend, **cfg.harness.worker_env())
-    if device.threads:
-        env.update({THREADS_VAR: str(device.threads), "OMP_NUM_THREADS": str(device.threads)})
-    return env
+    return dict(os.environ, KERAS_BACKEND=backend, **benchmark_env(cfg.devices["local-cpu"], cfg.harness))
 
 
 def spawn(check: str, args, layout: str = "random") -> dict | None:

@@ -425,7 +425,7 @@ def time_spread(folders: list[Path]) -> list[str]:
     repeats, max/min - 1, in the median invocation)."""
     as_run: dict[tuple, list[float]] = {}
     spread_out: dict[tuple, list[float]] = {}
-    apart: dict[tuple, list[float]] = {}  # per invocation: its workers' fastest repeats, max/min - 1
+    gaps: dict[tuple, list[float]] = {}  # per invocation: apart() of its workers' fastest repeats
     for key, rs in kept_workers(folders):
         k = min(len(rs), *(len(workers) for workers, _ in rs))
         if key[2] == "latency" or k < 2:
@@ -437,14 +437,14 @@ def time_spread(folders: list[Path]) -> list[str]:
             estimate.spread([estimate.of_workers([rs[i][0][(i + j) % k] for i in range(k)], better)
                              for j in range(k)]))
         for workers, _ in rs:
-            fastest = [estimate.of_workers([w], better) for w in workers]
-            if min(fastest) > 0:  # a broken record's 0 would divide by zero
-                apart.setdefault(key, []).append(max(fastest) / min(fastest) - 1)
+            gap = apart([estimate.of_workers([w], better) for w in workers])
+            if gap is not None:
+                gaps.setdefault(key, []).append(gap)
     if not as_run:
         return ["no train or predict benchmark has clean workers in two invocations"]
 
     def every(d):
-        return [x for xs in d.values() for x in xs]
+        return list(itertools.chain.from_iterable(d.values()))
 
     def misses(d, key):
         return f"{sum(x > 0.05 for x in d[key])}/{len(d[key])}"
@@ -453,8 +453,14 @@ def time_spread(folders: list[Path]) -> list[str]:
              "outside ±5 % (sets), as run / spread over invocations; how far apart one invocation's workers are "
              "(their fastest repeats, max/min - 1, the median invocation):"]
             + [f"  {key[0]} {key[1]}/{key[2]}: {misses(as_run, key)} / {misses(spread_out, key)}; "
-               + (f"{100 * statistics.median(apart[key]):.1f} % apart" if apart.get(key) else "apart: no figure")
+               + (f"{100 * statistics.median(gaps[key]):.1f} % apart" if gaps.get(key) else "apart: no figure")
                for key in sorted(as_run)])
+
+
+def apart(values: list[float]) -> float | None:
+    """How far apart positive figures lie: max/min - 1 (a fraction); None for
+    none, or for a broken record's 0, which would divide by zero."""
+    return max(values) / min(values) - 1 if values and min(values) > 0 else None
 
 
 def tally(spreads: list[float]) -> str:

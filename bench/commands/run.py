@@ -252,12 +252,12 @@ def _spec(backend, device, model: str, mode: str, cfg, protocol: Protocol) -> Sp
     return Spec(backend=backend.label, keras_backend=backend.keras_backend, model=model, mode=mode,
                 batch_size=1 if mode == "latency" else cfg.models[model].batch_size, repeats=protocol.repeats,
                 min_repeat_seconds=protocol.min_repeat_seconds, warmup_steps=protocol.warmup_steps,
-                result_path="", env=_env(device, cfg.harness),
+                result_path="", env=benchmark_env(device, cfg.harness),
                 latency_calls=cfg.latency.calls, latency_warmup=cfg.latency.warmup_calls,
                 canary_tolerance=protocol.canary_tolerance, spread_goal=protocol.spread_goal)
 
 
-def _env(device, harness) -> dict:
+def benchmark_env(device, harness) -> dict:
     """What every benchmark process of this device runs with: the harness's malloc
     settings, the device's env (which wins), and its `threads` for the backend's
     prepare() (bench/measure/backends)."""
