@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Where a benchmark's per-process speed comes from: the batches' addresses, the model's, the process's layout (issue 10)
+"""Where a benchmark's per-process speed comes from: the batches' addresses, the model's, the process's layout, its pages (issue 10)
 
     .venv/bin/python scripts/bench_process_modes.py                  # torch cnn/predict, every check
     .venv/bin/python scripts/bench_process_modes.py --checks layout --pairs 10
     .venv/bin/python scripts/bench_process_modes.py --backend jax --model mlp --checks instances
+    .venv/bin/python scripts/bench_process_modes.py --checks hugepages --pairs 12
 
 torch cnn/predict's workers of one invocation read 15.9 % apart (their fastest
 repeats, the median invocation over 13 kept sets; other jax and torch
@@ -25,10 +26,19 @@ runs fresh processes set up as the workers are (the local-cpu device's
 - layout: processes in turns with the address-space layout randomised (as
   the workers run) and fixed (`setarch -R`, PYTHONHASHSEED=0). If the layout is
   the mode, the fixed processes agree with each other and the randomised do not.
+- hugepages: processes in turns as the workers run and with their heap asked
+  for transparent huge pages (HUGE_ENV: glibc's `glibc.malloc.hugetlb=1`, torch's
+  THP_MEM_ALLOC_ENABLE; this VM's THP is `madvise`, so a process gets them only
+  by asking). 4 KiB pages put a process's buffers at physical pages the kernel
+  happens to hand out (their cache sets, and a two-level page walk under the
+  hypervisor on every TLB miss); 2 MiB pages would make that the same in every
+  process. If that were the mode, the huge processes would agree with each
+  other, and each would match or beat the small one just before it.
 
 Prints each process's figures and, per check, the spread that would point at
-that cause. Not a test: these are timings on a host that drifts. About 12
-minutes with the defaults here, 16 with --pairs 8.
+that cause. Not a test: these are timings on a host that drifts. About 15
+minutes with the defaults here, 19 with --pairs 8 (the hugepages check alone:
+about 6 with --pairs 12).
 
 Measured (2026-12-05 16:12-16:28 UTC, `--pairs 8`, nothing else running):
 every offset within ±1.6 % of its process's median (3 processes; the processes
@@ -36,6 +46,15 @@ every offset within ±1.6 % of its process's median (3 processes; the processes
 8 processes with the layout fixed 15.0 % apart (18.8k-21.6k samples/s) against
 8 randomised ones 19.8 % (18.6k-22.3k), in turns. None of the three is the
 mode: processes tens of seconds apart run at different speeds on this host.
+
+Huge pages (2026-12-05 19:19-19:26 and 21:00-21:06 UTC, `--checks hugepages
+--pairs 12`, nothing else running; the huge processes had 312-404 MiB in huge
+pages against 128-130 MiB): the first time the small processes read 31.0 %
+apart (one at 16.8k) and the huge ones 14.6 %, each huge one against the small
+one before it a median +1.2 % (-8.0 to +21.7 %); the second time, on a quieter
+host, the small ones 6.5 % apart and the huge ones 11.5 % (one at 20.3k),
+the pairs a median -0.7 % (-8.2 to +6.8 %). Not the mode either, and no faster:
+the workers keep 4 KiB pages.
 """
 
 from __future__ import annotations
@@ -56,7 +75,11 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from bench_stability import apart  # noqa: E402  (max/min - 1)
 
-CHECKS = ("alignment", "instances", "layout")
+CHECKS = ("alignment", "instances", "layout", "hugepages")
+# hugepages: what a process gets to back its heap with 2 MiB pages where the kernel's
+# transparent huge pages are `madvise` (this VM): glibc's own tunable (2.35+) and
+# torch's CPU allocator's switch (c10 alloc_cpu, blocks of 2 MiB and more).
+HUGE_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1", "THP_MEM_ALLOC_ENABLE": "1"}
 OFFSETS = (0, 16, 32, 64, 2048)  # bytes past a 4096-byte boundary
 BATCHES = 140  # per timed call: about what the nightly calibrates for cnn/predict here
 
@@ -96,9 +119,32 @@ def summary(check: str, processes: list[dict]) -> list[str]:
         within, between = within_and_between(processes)
         return [f"instances: models in one process {100 * within:.1f} % apart (median over {len(processes)}); "
                 f"the processes {100 * between:.1f} % apart"]
+    if check == "hugepages":
+        return hugepages_lines(processes)
     sides = {side: [p["median"] for p in processes if p["layout"] == side] for side in ("random", "fixed")}
     return [f"layout {side}: {len(v)} processes, medians {', '.join(f'{x / 1e3:.1f}k' for x in v)}: "
             f"{100 * apart(v):.1f} % apart" for side, v in sides.items() if v]
+
+
+def hugepages_lines(processes: list[dict]) -> list[str]:
+    """hugepages: each kind's processes (their spread and how much memory the kernel
+    backed with huge pages), then each huge process against the small one just before
+    it: the processes take turns, so a pair sees about the same moment of the host."""
+    lines = []
+    for side in ("small", "huge"):
+        mine = [p for p in processes if p["layout"] == side]
+        if mine:
+            v = [p["median"] for p in mine]
+            lines.append(f"hugepages {side}: {len(v)} processes, medians "
+                         f"{', '.join(f'{x / 1e3:.1f}k' for x in v)}: {100 * apart(v):.1f} % apart; "
+                         f"AnonHugePages {min(p['huge_mib'] for p in mine):.0f}-"
+                         f"{max(p['huge_mib'] for p in mine):.0f} MiB")
+    pairs = [b["median"] / a["median"] - 1 for a, b in zip(processes, processes[1:])
+             if a["layout"] == "small" and b["layout"] == "huge"]
+    if pairs:
+        lines.append(f"hugepages: huge against the small process before it, {len(pairs)} pairs: median "
+                     f"{100 * statistics.median(pairs):+.1f} %, {min(pairs) * 100:+.1f} to {max(pairs) * 100:+.1f} %")
+    return lines
 
 
 def child(check: str, model_name: str, calls: int) -> dict:
@@ -139,7 +185,19 @@ def child(check: str, model_name: str, calls: int) -> dict:
         for k in names[r % len(names):] + names[:r % len(names)]:  # rotated: no variant always first
             samples[k].append(runs[k]())
     medians = {k: statistics.median(v) for k, v in samples.items()}
-    return {"median": medians if check != "layout" else medians["0"]}
+    return {"median": medians if check not in ("layout", "hugepages") else medians["0"],
+            "huge_mib": _anon_huge_mib()}
+
+
+def _anon_huge_mib() -> float:
+    """How much of this process's memory sits in transparent huge pages (Linux; else 0)."""
+    try:
+        for line in Path("/proc/self/smaps_rollup").read_text().splitlines():
+            if line.startswith("AnonHugePages:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 _OFFSET = [None]
@@ -180,6 +238,8 @@ def spawn(check: str, args, layout: str = "random") -> dict | None:
     if layout == "fixed":
         cmd = ["setarch", "-R", *cmd]
         env["PYTHONHASHSEED"] = "0"
+    if layout == "huge":
+        env.update(HUGE_ENV)
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -191,7 +251,8 @@ def spawn(check: str, args, layout: str = "random") -> dict | None:
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     out["layout"] = layout
     shown = out["median"] if isinstance(out["median"], dict) else {layout: out["median"]}
-    print(f"  {check}: " + ", ".join(f"{k} {v:,.0f}" for k, v in shown.items()), flush=True)
+    print(f"  {check}: " + ", ".join(f"{k} {v:,.0f}" for k, v in shown.items())
+          + f" (AnonHugePages {out.get('huge_mib', 0):.0f} MiB)", flush=True)
     return out
 
 
@@ -201,7 +262,7 @@ def main(argv=None) -> int:
     p.add_argument("--model", default="cnn")
     p.add_argument("--checks", default=",".join(CHECKS))
     p.add_argument("--processes", type=int, default=3, help="processes for alignment and instances")
-    p.add_argument("--pairs", type=int, default=6, help="layout: processes of each kind, in turns")
+    p.add_argument("--pairs", type=int, default=6, help="layout, hugepages: processes of each kind, in turns")
     p.add_argument("--calls", type=int, default=6, help="timed calls per variant and process")
     p.add_argument("--timeout", type=float, default=900, help="seconds a process may take")
     p.add_argument("--child", default=None, help=argparse.SUPPRESS)
@@ -227,6 +288,8 @@ def main(argv=None) -> int:
         print(f"{check}: {args.backend} {args.model}/predict", flush=True)
         if check == "layout":
             runs = [spawn(check, args, layout) for _ in range(args.pairs) for layout in ("random", "fixed")]
+        elif check == "hugepages":
+            runs = [spawn(check, args, side) for _ in range(args.pairs) for side in ("small", "huge")]
         else:
             runs = [spawn(check, args) for _ in range(args.processes)]
         lines += summary(check, [r for r in runs if r])

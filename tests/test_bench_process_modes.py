@@ -1,6 +1,7 @@
 """scripts/bench_process_modes.py's summaries, on made-up process figures: which
 spread points at the batches' addresses, the model's memory or the layout."""
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -40,8 +41,39 @@ def test_layout_shows_each_kind_of_process_apart():
     assert pm.summary("layout", []) == ["layout: no process finished"]
 
 
+def test_hugepages_compares_each_huge_process_with_the_small_one_just_before_it():
+    processes = [{"layout": "small", "median": 20_000.0, "huge_mib": 128.0},
+                 {"layout": "huge", "median": 21_000.0, "huge_mib": 320.0},   # +5 %
+                 {"layout": "small", "median": 16_000.0, "huge_mib": 130.0},  # a slow moment ...
+                 {"layout": "huge", "median": 16_160.0, "huge_mib": 334.0},   # ... for both: +1 %
+                 {"layout": "huge", "median": 30_000.0, "huge_mib": 330.0}]   # its small one failed: no pair
+    assert pm.summary("hugepages", processes) == [
+        "hugepages small: 2 processes, medians 20.0k, 16.0k: 25.0 % apart; AnonHugePages 128-130 MiB",
+        "hugepages huge: 3 processes, medians 21.0k, 16.2k, 30.0k: 85.6 % apart; AnonHugePages 320-334 MiB",
+        "hugepages: huge against the small process before it, 2 pairs: median +3.0 %, +1.0 to +5.0 %",
+    ]
+
+
+def test_only_a_huge_process_asks_glibc_and_torch_for_huge_pages(monkeypatch):
+    for var in pm.HUGE_ENV:
+        monkeypatch.delenv(var, raising=False)
+    seen = []
+
+    def fake_run(cmd, env, **kw):  # a fake measured process: records its env, prints its figures
+        seen.append(env)
+        return subprocess.CompletedProcess(cmd, 0, stdout='{"median": 20000.0, "huge_mib": 2.0}\n', stderr="")
+
+    monkeypatch.setattr(pm.subprocess, "run", fake_run)
+    args = pm.argparse.Namespace(model="cnn", calls=1, backend="torch", timeout=10)
+    small, huge = pm.spawn("hugepages", args, "small"), pm.spawn("hugepages", args, "huge")
+    assert (small["layout"], huge["layout"]) == ("small", "huge")
+    assert seen[0].get("GLIBC_TUNABLES") is None and seen[0].get("THP_MEM_ALLOC_ENABLE") is None
+    assert seen[1]["GLIBC_TUNABLES"] == "glibc.malloc.hugetlb=1" and seen[1]["THP_MEM_ALLOC_ENABLE"] == "1"
+    assert seen[1]["MALLOC_MMAP_THRESHOLD_"] == seen[0]["MALLOC_MMAP_THRESHOLD_"]  # otherwise as the workers run
+
+
 def test_unknown_checks_are_named_before_anything_runs():
-    with pytest.raises(SystemExit, match="--checks: unknown speed; expected some of alignment, instances, layout"):
+    with pytest.raises(SystemExit, match="--checks: unknown speed; expected some of alignment, instances, layout, hugepages"):
         pm.main(["--checks", "layout,speed"])
     with pytest.raises(SystemExit, match="only the torch backend"):
         pm.main(["--backend", "jax", "--checks", "alignment"])
