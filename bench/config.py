@@ -28,6 +28,10 @@ FILE_NAME = "benchmarks.yaml"
 ENV_VAR = "BENCH_CONFIG"
 # Harness field -> the glibc variable that carries it into every worker (Harness.worker_env).
 MALLOC_VARS = {"malloc_mmap_threshold": "MALLOC_MMAP_THRESHOLD_", "malloc_trim_threshold": "MALLOC_TRIM_THRESHOLD_"}
+# Harness field -> the glibc tunable that carries it (GLIBC_TUNABLES, glibc 2.26 on;
+# settings that have no MALLOC_*_ variable of their own).
+TUNABLES_VAR = "GLIBC_TUNABLES"
+MALLOC_TUNABLES = {"malloc_tcache_count": "glibc.malloc.tcache_count"}
 # The package's copy: bench/benchmarks.yaml is a link to the repository's
 # ./benchmarks.yaml (the file users edit), so one file serves a checkout and
 # an installed package (the wheel holds the link's content).
@@ -66,11 +70,19 @@ class Harness:
     # which moves them as a process frees memory. benchmarks.yaml says why.
     malloc_mmap_threshold: int | None = None
     malloc_trim_threshold: int | None = None
+    # glibc's per-thread cache of freed small blocks, blocks kept per size (0: none;
+    # GLIBC_TUNABLES glibc.malloc.tcache_count); absent: glibc's own (7). benchmarks.yaml says why.
+    malloc_tcache_count: int | None = field(default=None, metadata={"at_least": 0})
 
     def worker_env(self) -> dict[str, str]:
         """The environment variables that carry these settings into every worker."""
-        return {var: str(getattr(self, field)) for field, var in MALLOC_VARS.items()
-                if getattr(self, field) is not None}
+        env = {var: str(getattr(self, name)) for name, var in MALLOC_VARS.items()
+               if getattr(self, name) is not None}
+        tunables = [f"{tunable}={getattr(self, name)}" for name, tunable in MALLOC_TUNABLES.items()
+                    if getattr(self, name) is not None]
+        if tunables:
+            env[TUNABLES_VAR] = ":".join(tunables)
+        return env
 
 
 @dataclass(frozen=True)
@@ -236,7 +248,8 @@ def _harness(c: "_Checker", raw: Any) -> Harness:
 
 
 def _section(c: "_Checker", cls, raw: Any, key: str, required: bool = False):
-    """Build a flat dataclass of positive numbers from a mapping."""
+    """Build a flat dataclass of positive numbers from a mapping (an int field whose
+    metadata says `at_least: 0` may be 0)."""
     m = c.mapping(raw, key)
     names = {f for f in cls.__dataclass_fields__}
     c.known_keys(m, key, names)
@@ -247,7 +260,10 @@ def _section(c: "_Checker", cls, raw: Any, key: str, required: bool = False):
                 raise ConfigError(f"{c.path}: key '{key}.{name}' is missing; expected a positive number")
             continue
         whole = f.type in ("int", "int | None")
-        kwargs[name] = c.pos_int(m[name], f"{key}.{name}") if whole else c.pos_num(m[name], f"{key}.{name}")
+        if whole and f.metadata.get("at_least") == 0:
+            kwargs[name] = c.count(m[name], f"{key}.{name}")
+        else:
+            kwargs[name] = c.pos_int(m[name], f"{key}.{name}") if whole else c.pos_num(m[name], f"{key}.{name}")
     return cls(**kwargs)
 
 
@@ -362,6 +378,11 @@ class _Checker:
     def pos_int(self, v: Any, key: str) -> int:
         if isinstance(v, bool) or not isinstance(v, int) or v < 1:
             self.fail(key, v, "a positive integer")
+        return v
+
+    def count(self, v: Any, key: str) -> int:
+        if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            self.fail(key, v, "a whole number, 0 or more")
         return v
 
     def pos_num(self, v: Any, key: str) -> float:

@@ -6,9 +6,9 @@
 
 Runs the nightly protocol in turns: `bench run` with a copy of benchmarks.yaml
 whose harness has no malloc_* keys (glibc's own thresholds, which it raises as a
-process frees big blocks), then with benchmarks.yaml as committed (harness
-malloc_mmap_threshold / malloc_trim_threshold, protocol workers v4), --runs
-times. A record's side is read from `environment.settings`
+process frees big blocks, and its own tcache), then with benchmarks.yaml as
+committed (harness malloc_mmap_threshold / malloc_trim_threshold, protocol
+workers v4; malloc_tcache_count, workers v8), --runs times. A record's side is read from `environment.settings`
 (MALLOC_MMAP_THRESHOLD_ there or not), so --from takes records made any way.
 Prints per benchmark and side: the headlines across runs and their spread, the
 workers' range inside each run (max/min - 1; the per-process lottery), the least
@@ -44,17 +44,18 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench_stability import apart, config_variant, fmt, least_peak, ok_workers, one_run  # noqa: E402
 from bench.measure.estimate import spread  # noqa: E402
-from bench.config import MALLOC_VARS  # noqa: E402  (bench_stability put the repository on sys.path)
+from bench.config import MALLOC_VARS, TUNABLES_VAR  # noqa: E402  (bench_stability put the repository on sys.path)
 
 SIDES = ("glibc", "fixed")
 
 
 def glibc_config(folder: Path) -> Path:
-    """benchmarks.yaml without the harness's malloc_* lines: glibc's own thresholds."""
-    first = config_variant(folder, "glibc-1.yaml", r"^  malloc_mmap_threshold: \d+\n", "",
-                           "`  malloc_mmap_threshold:` line (harness)")
-    return config_variant(folder, "glibc.yaml", r"^  malloc_trim_threshold: \d+\n", "",
-                          "`  malloc_trim_threshold:` line (harness)", first)
+    """benchmarks.yaml without the harness's malloc_* lines: glibc's own thresholds (and,
+    since workers v8, its own tcache)."""
+    path = None
+    for n, key in enumerate(("malloc_mmap_threshold", "malloc_trim_threshold", "malloc_tcache_count")):
+        path = config_variant(folder, f"glibc-{n}.yaml", rf"^  {key}: \d+\n", "", f"`  {key}:` line (harness)", path)
+    return path
 
 
 def side_of(record: dict) -> str:
@@ -111,7 +112,7 @@ def main(argv=None) -> int:
     if a.source:
         report(load(a.source))
         return 0
-    for var in MALLOC_VARS.values():
+    for var in (*MALLOC_VARS.values(), TUNABLES_VAR):
         os.environ.pop(var, None)  # the glibc side must run with glibc's own
     folder = Path(tempfile.mkdtemp(prefix="bench-malloc-"))
     keep = a.keep or folder / "records"

@@ -3,6 +3,7 @@
 
     .venv/bin/python scripts/bench_memory_stages.py [--backend torch] [--models cnn] [--modes predict] [--workers 6] [--keep FILE]
     .venv/bin/python scripts/bench_memory_stages.py --from FILE
+    .venv/bin/python scripts/bench_memory_stages.py --from FILE --speed DIR   # heap growth against speed
 
 Runs `bench run` with $BENCH_MEMORY_TRACE set (bench/measure/usage.py trace:
 each worker appends its RssAnon, RssFile, VmHWM and thread count after the
@@ -35,12 +36,34 @@ Found with it (a temporary patch of the same trace, before this script):
   of 6 read the same 578 MiB and raised the least peak to 730 MiB (709 without).
   So the jump is the address-space layout and hash order of each process (and
   that passing thread), inside Keras/torch's predict, not the harness.
+- 2026-12-06, what the jump is: glibc's heap, fragmented. glibc's own counters
+  (mallinfo2, read after each of 8 plain `model.predict` calls in 3 processes)
+  held the bytes in use at 170 MiB in every process and call while the heap
+  grew to 192, 230 and 304 MiB, its free space 22, 60 and 134 MiB. With
+  glibc's per-thread cache of small freed blocks off
+  (GLIBC_TUNABLES=glibc.malloc.tcache_count=0: a cached block stays "in use" to
+  the heap, so the big free blocks around it cannot merge) five processes in
+  turns with five as before: 187-193 MiB against 192-480 MiB. And the workers
+  whose heap grew ran slower: --speed over the 25 torch cnn/predict workers of
+  5 nightly invocations (`scripts/bench_stability.py --full --backends jax,torch
+  --runs 5 --keep DIR` with BENCH_MEMORY_TRACE set, 2026-12-06 01:20-01:54 UTC)
+  gives Spearman's rho -0.48 (p 0.015) between the growth over the timed calls
+  and the worker's median repeat: the ones that grew 59-259 MiB read
+  15.6-19.4k samples/s, the ones under 4 MiB 17.5-21.2k. Workers v8 turns the
+  cache off (benchmarks.yaml harness.malloc_tcache_count).
+
+--speed DIR pairs each traced worker with its figure in the records of the
+same runs (bench_stability.py's --keep folder): the trace and the records list
+a benchmark's workers in the order they ran (runs in their start order,
+workers one after another; a run with --ab runs two at once and does not pair).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -123,6 +146,60 @@ def report(workers: list[Worker]) -> list[str]:
     return lines
 
 
+def record_workers(folder: Path) -> dict[str, list[tuple[str, float]]]:
+    """Each train/predict benchmark's workers as (backend, median repeat in samples/s)
+    over the kept records in `folder`, in the order they ran: records by their run's
+    start, then each record's workers as listed (an A/B calibration entry left out)."""
+    records = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            records.append(json.loads(path.read_text()))
+        except (OSError, ValueError) as e:
+            print(f"{path}: skipped, not a record ({e})", file=sys.stderr)
+    records.sort(key=lambda r: str(r.get("run", {}).get("started_at", "")))
+    out: dict[str, list[tuple[str, float]]] = {}
+    for rec in records:
+        for res in rec.get("results", []):
+            if res.get("mode") in ("train", "predict"):
+                out.setdefault(f"{res['model']}/{res['mode']}", []).extend(
+                    (str(rec.get("target", {}).get("backend", "?")), statistics.median(w["samples"])) for w in res.get("workers", [])
+                    if w.get("samples") and not w.get("calibration"))
+    return out
+
+
+def speed_lines(workers: list[Worker], speeds: dict[str, list[tuple[str, float]]]) -> list[str]:
+    """Per backend and benchmark, how the heap's growth over the timed calls (RssAnon
+    after the last call against after the gate) goes with the worker's speed: Spearman's
+    rho, and the speeds of the half that grew least and the half that grew most."""
+    from scipy.stats import spearmanr
+
+    lines = []
+    for bench, figures in sorted(speeds.items()):
+        traced = [w for w in workers if w.bench == bench and w.calls and "gate" in w.anon]
+        if len(traced) != len(figures):
+            lines.append(f"{bench}: {len(traced)} traced workers against {len(figures)} in the records; not paired")
+            continue
+        by_backend: dict[str, list[tuple[float, float]]] = {}
+        for w, (backend, figure) in zip(traced, figures):
+            by_backend.setdefault(backend, []).append(((w.calls[-1] - w.anon["gate"]) / 1024, figure))
+        for backend, pairs in sorted(by_backend.items()):
+            if len(pairs) < 4:
+                lines.append(f"{backend} {bench}: {len(pairs)} workers; too few to pair")
+                continue
+            rho, p = spearmanr(*zip(*pairs))
+            ranked = sorted(pairs)
+            low, high = ranked[:len(ranked) // 2], ranked[len(ranked) - len(ranked) // 2:]
+            lines.append(f"{backend} {bench}: {len(pairs)} workers, heap growth over the timed calls against "
+                         f"speed: Spearman's rho {rho:+.2f} (p {p:.3f}); grew {low[0][0]:.0f}-{low[-1][0]:.0f} MiB: "
+                         f"{_k(low)} samples/s; grew {high[0][0]:.0f}-{high[-1][0]:.0f} MiB: {_k(high)}")
+    return lines
+
+
+def _k(pairs) -> str:
+    v = [f for _, f in pairs]
+    return f"{min(v) / 1e3:.1f}-{max(v) / 1e3:.1f}k"
+
+
 def run(args, trace: Path) -> None:
     """One `bench run` with the trace on; its records go to a temporary folder."""
     with tempfile.TemporaryDirectory() as out:
@@ -142,7 +219,13 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=6)
     p.add_argument("--keep", type=Path, help="write the trace here (default: a temporary file)")
     p.add_argument("--from", dest="source", type=Path, metavar="FILE", help="report a kept trace, run nothing")
+    p.add_argument("--speed", type=Path, metavar="DIR",
+                   help="with --from: the records of the traced runs; heap growth against each worker's speed")
     args = p.parse_args(argv)
+    if args.speed and not args.source:
+        raise SystemExit("--speed DIR: give the trace of the same runs with --from FILE")
+    if args.speed and not args.speed.is_dir():
+        raise SystemExit(f"--speed {args.speed}: no such folder of records")
     if args.source:
         trace = args.source
         if not trace.is_file():
@@ -156,6 +239,8 @@ def main(argv=None) -> int:
     if not workers:
         raise SystemExit(f"{trace}: no worker traced a benchmark (was {TRACE_VAR} passed to the workers?)")
     print("\n".join(report(workers)))
+    if args.speed:
+        print("\n".join(speed_lines(workers, record_workers(args.speed))))
     return 0
 
 

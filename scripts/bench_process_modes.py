@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Where a benchmark's per-process speed comes from: the batches' addresses, the model's, the process's layout, its pages (issue 10)
+"""Where a benchmark's per-process speed comes from: the batches' addresses, the model's, the process's layout, its pages, its heap (issue 10)
 
     .venv/bin/python scripts/bench_process_modes.py                  # torch cnn/predict, every check
     .venv/bin/python scripts/bench_process_modes.py --checks layout --pairs 10
     .venv/bin/python scripts/bench_process_modes.py --backend jax --model mlp --checks instances
     .venv/bin/python scripts/bench_process_modes.py --checks hugepages --pairs 12
+    .venv/bin/python scripts/bench_process_modes.py --checks callbacks,tcache --pairs 8
 
 torch cnn/predict's workers of one invocation read 15.9 % apart (their fastest
 repeats, the median invocation over 13 kept sets; other jax and torch
@@ -55,6 +56,24 @@ one before it a median +1.2 % (-8.0 to +21.7 %); the second time, on a quieter
 host, the small ones 6.5 % apart and the huge ones 11.5 % (one at 20.3k),
 the pairs a median -0.7 % (-8.2 to +6.8 %). Not the mode either, and no faster:
 the workers keep 4 KiB pages.
+
+Callbacks (2026-12-06 01:51-01:54 UTC, `--checks callbacks --pairs 8`, nothing
+else running): the pool ran 1 thread in every call of every process; the async
+processes 13.4 % apart, the sync ones 24.5 % (the last two pairs slow on both
+sides); sync against the async one before it a median +3.7 % (-9.7 to +14.2 %);
+RssAnon after the calls 505-668 MiB async, 505-591 sync: the heap grew with
+and without the thread. Not the mode. Run again with NUMPY_MADVISE_HUGEPAGE=0
+in the environment (`--pairs 5`, 01:55-01:57): AnonHugePages 0 MiB in every
+process (numpy madvises its big arrays), RssAnon 505-686 and 505-700 MiB: not
+numpy's huge pages either.
+
+Tcache (2026-12-06 02:39-02:42 UTC, `--checks tcache --pairs 6`): glibc's heap
+after the calls 188-342 MiB cached, 188-194 MiB uncached, 171 MiB in use in
+every process; the peaks 748-907 against 748-758 MiB. That is the heap's
+growth, and workers v8 runs uncached. The speeds in turns said little (cached
+14.3 % apart, uncached 26.6 % on a host sliding from 21.0k to 16.6k over the
+2.5 minutes; pairs a median -3.1 %, -10.6 to +7.3 %); a duet, which sees one
+moment of the host for both sides, did: README "Protocol 2", Allocator.
 """
 
 from __future__ import annotations
@@ -75,11 +94,18 @@ sys.path.insert(0, str(REPO / "scripts"))
 
 from bench_stability import apart  # noqa: E402  (max/min - 1)
 
-CHECKS = ("alignment", "instances", "layout", "hugepages")
+CHECKS = ("alignment", "instances", "layout", "hugepages", "callbacks", "tcache")
 # hugepages: what a process gets to back its heap with 2 MiB pages where the kernel's
 # transparent huge pages are `madvise` (this VM): glibc's own tunable (2.35+) and
 # torch's CPU allocator's switch (c10 alloc_cpu, blocks of 2 MiB and more).
 HUGE_ENV = {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1", "THP_MEM_ALLOC_ENABLE": "1"}
+# callbacks: set in a "sync" process, which calls Keras's batch-end callbacks on the main
+# thread (as Keras does on tensorflow) instead of handing each one to a thread pool
+SYNC_VAR = "BENCH_PROCESS_MODES_SYNC_CALLBACKS"
+# tcache: an "uncached" process runs with glibc's per-thread cache of small freed blocks
+# off, as workers v8 do (benchmarks.yaml harness.malloc_tcache_count); a "cached" one as
+# workers v4-v7 did.
+UNCACHED = {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}
 OFFSETS = (0, 16, 32, 64, 2048)  # bytes past a 4096-byte boundary
 BATCHES = 140  # per timed call: about what the nightly calibrates for cnn/predict here
 
@@ -119,32 +145,50 @@ def summary(check: str, processes: list[dict]) -> list[str]:
         within, between = within_and_between(processes)
         return [f"instances: models in one process {100 * within:.1f} % apart (median over {len(processes)}); "
                 f"the processes {100 * between:.1f} % apart"]
-    if check == "hugepages":
-        return hugepages_lines(processes)
+    if check in SIDES:
+        return in_turns_lines(check, SIDES[check], processes, DETAIL[check])
     sides = {side: [p["median"] for p in processes if p["layout"] == side] for side in ("random", "fixed")}
     return [f"layout {side}: {len(v)} processes, medians {', '.join(f'{x / 1e3:.1f}k' for x in v)}: "
             f"{100 * apart(v):.1f} % apart" for side, v in sides.items() if v]
 
 
-def hugepages_lines(processes: list[dict]) -> list[str]:
-    """hugepages: each kind's processes (their spread and how much memory the kernel
-    backed with huge pages), then each huge process against the small one just before
-    it: the processes take turns, so a pair sees about the same moment of the host."""
+# The checks whose processes take turns, two kinds: their kinds, and what each kind's
+# summary line shows besides the speeds.
+SIDES = {"hugepages": ("small", "huge"), "callbacks": ("async", "sync"), "tcache": ("cached", "uncached")}
+DETAIL = {
+    # how much memory the kernel backed with huge pages
+    "hugepages": lambda mine: f"AnonHugePages {_range(p['huge_mib'] for p in mine)} MiB",
+    # the most threads Keras's callback pool ran in a call, RssAnon after the timed calls, the peak over them
+    "callbacks": lambda mine: (f"pool threads {_range(p['pool_threads'] for p in mine)}; RssAnon after the calls "
+                               f"{_range(p['anon_mib'] for p in mine)} MiB, peak {_range(p['peak_mib'] for p in mine)} MiB"),
+    # glibc's heap after the timed calls, what of it was in use, and the peak RSS over them
+    "tcache": lambda mine: (f"heap {_range(p['heap_mib'] for p in mine)} MiB, in use "
+                            f"{_range(p['inuse_mib'] for p in mine)} MiB; peak {_range(p['peak_mib'] for p in mine)} MiB"),
+}
+
+
+def in_turns_lines(check: str, sides: tuple[str, str], processes: list[dict], detail) -> list[str]:
+    """Processes of two kinds that took turns: each kind's medians, how far apart they
+    are and `detail(processes)`, then each second-kind process against the first-kind
+    one just before it (a pair sees about the same moment of the host)."""
     lines = []
-    for side in ("small", "huge"):
+    for side in sides:
         mine = [p for p in processes if p["layout"] == side]
         if mine:
             v = [p["median"] for p in mine]
-            lines.append(f"hugepages {side}: {len(v)} processes, medians "
-                         f"{', '.join(f'{x / 1e3:.1f}k' for x in v)}: {100 * apart(v):.1f} % apart; "
-                         f"AnonHugePages {min(p['huge_mib'] for p in mine):.0f}-"
-                         f"{max(p['huge_mib'] for p in mine):.0f} MiB")
+            lines.append(f"{check} {side}: {len(v)} processes, medians "
+                         f"{', '.join(f'{x / 1e3:.1f}k' for x in v)}: {100 * apart(v):.1f} % apart; {detail(mine)}")
     pairs = [b["median"] / a["median"] - 1 for a, b in zip(processes, processes[1:])
-             if a["layout"] == "small" and b["layout"] == "huge"]
+             if a["layout"] == sides[0] and b["layout"] == sides[1]]
     if pairs:
-        lines.append(f"hugepages: huge against the small process before it, {len(pairs)} pairs: median "
+        lines.append(f"{check}: {sides[1]} against the {sides[0]} process before it, {len(pairs)} pairs: median "
                      f"{100 * statistics.median(pairs):+.1f} %, {min(pairs) * 100:+.1f} to {max(pairs) * 100:+.1f} %")
     return lines
+
+
+def _range(values) -> str:
+    v = list(values)
+    return f"{min(v):.0f}-{max(v):.0f}"
 
 
 def child(check: str, model_name: str, calls: int) -> dict:
@@ -154,8 +198,12 @@ def child(check: str, model_name: str, calls: int) -> dict:
 
     from bench import config
     from bench.measure import child as bench_child
+    from bench.measure import usage
 
     cfg = config.load()
+    pool_threads = _count_pool_threads()
+    if os.environ.get(SYNC_VAR):
+        _sync_callbacks()
     spec = bench_child.Spec(backend=keras.backend.backend(), keras_backend=keras.backend.backend(), model=model_name,
                             mode="predict", batch_size=cfg.models[model_name].batch_size, repeats=1,
                             min_repeat_seconds=0.5, warmup_steps=2, result_path="")
@@ -179,14 +227,70 @@ def child(check: str, model_name: str, calls: int) -> dict:
         runs = {str(i): (lambda m=m: timed(m)) for i, (m, _) in enumerate(built)}
     for run in runs.values():
         run()  # compile and warm up
+    usage.reset_peaks()  # the peak over the timed calls only (Linux; else the process's)
     samples: dict[str, list[float]] = {k: [] for k in runs}
     names = list(runs)
     for r in range(calls):
         for k in names[r % len(names):] + names[:r % len(names)]:  # rotated: no variant always first
             samples[k].append(runs[k]())
     medians = {k: statistics.median(v) for k, v in samples.items()}
-    return {"median": medians if check not in ("layout", "hugepages") else medians["0"],
-            "huge_mib": _anon_huge_mib()}
+    status = _status_kb()
+    return {"median": medians if check in ("alignment", "instances") else medians["0"],
+            "huge_mib": _anon_huge_mib(), "pool_threads": max(pool_threads, default=0),
+            "anon_mib": status.get("RssAnon", 0) / 1024, "peak_mib": status.get("VmHWM", 0) / 1024,
+            **_heap_mib()}
+
+
+def _heap_mib() -> dict[str, float]:
+    """glibc's own count of its main heap and of the bytes in use in it (mallinfo2,
+    glibc 2.33 on; zeros elsewhere): a heap far bigger than what is in use is fragmented."""
+    import ctypes
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [(name, ctypes.c_size_t) for name in
+                    "arena ordblks smblks hblks hblkhd usmblks fsmblks uordblks fordblks keepcost".split()]
+
+    fn = getattr(ctypes.CDLL(None), "mallinfo2", None)
+    if fn is None:
+        return {"heap_mib": 0.0, "inuse_mib": 0.0}
+    fn.restype = Mallinfo2
+    got = fn()
+    return {"heap_mib": got.arena / 2**20, "inuse_mib": got.uordblks / 2**20}
+
+
+def _count_pool_threads() -> list[int]:
+    """Each thread pool's thread count as it shuts down, appended to the list returned:
+    Keras (on a backend whose IS_THREAD_SAFE is true) hands every batch-end callback to a
+    ThreadPoolExecutor that lives for one fit/predict call and starts a thread whenever
+    none is idle, so how many it starts is a race."""
+    import concurrent.futures as cf
+
+    seen: list[int] = []
+    shutdown = cf.ThreadPoolExecutor.shutdown
+
+    def counted(self, *a, **k):
+        seen.append(len(self._threads))
+        return shutdown(self, *a, **k)
+
+    cf.ThreadPoolExecutor.shutdown = counted
+    return seen
+
+
+def _sync_callbacks() -> None:
+    """Keras's batch-end callbacks on the main thread: CallbackList starts with async
+    dispatch off and turns it on in _configure_async_dispatch, which this skips."""
+    from keras.src.callbacks import callback_list
+
+    callback_list.CallbackList._configure_async_dispatch = lambda self, callbacks: None
+
+
+def _status_kb() -> dict[str, int]:
+    """/proc/self/status's kB fields (Linux; else empty)."""
+    try:
+        rows = (line.split() for line in Path("/proc/self/status").read_text().splitlines())
+        return {r[0].rstrip(":"): int(r[1]) for r in rows if len(r) == 3 and r[2] == "kB"}
+    except OSError:
+        return {}
 
 
 def _anon_huge_mib() -> float:
@@ -238,8 +342,15 @@ def spawn(check: str, args, layout: str = "random") -> dict | None:
     if layout == "fixed":
         cmd = ["setarch", "-R", *cmd]
         env["PYTHONHASHSEED"] = "0"
-    if layout == "huge":
-        env.update(HUGE_ENV)
+    if layout == "huge":  # glibc's tunable joins the workers' own (workers v8: the tcache's)
+        tunables = [t for t in (env.get("GLIBC_TUNABLES"), HUGE_ENV["GLIBC_TUNABLES"]) if t]
+        env.update(HUGE_ENV, GLIBC_TUNABLES=":".join(tunables))
+    if layout == "sync":
+        env[SYNC_VAR] = "1"
+    if layout == "cached":
+        env.pop("GLIBC_TUNABLES", None)
+    if layout == "uncached":
+        env.update(UNCACHED)
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
     except subprocess.TimeoutExpired:
@@ -288,8 +399,8 @@ def main(argv=None) -> int:
         print(f"{check}: {args.backend} {args.model}/predict", flush=True)
         if check == "layout":
             runs = [spawn(check, args, layout) for _ in range(args.pairs) for layout in ("random", "fixed")]
-        elif check == "hugepages":
-            runs = [spawn(check, args, side) for _ in range(args.pairs) for side in ("small", "huge")]
+        elif check in SIDES:
+            runs = [spawn(check, args, side) for _ in range(args.pairs) for side in SIDES[check]]
         else:
             runs = [spawn(check, args) for _ in range(args.processes)]
         lines += summary(check, [r for r in runs if r])

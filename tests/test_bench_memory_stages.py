@@ -1,6 +1,7 @@
 """scripts/bench_memory_stages.py: reading a memory trace, and the trace a real worker writes."""
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -89,3 +90,33 @@ def test_a_worker_traces_every_stage_and_call_of_its_benchmark(tmp_path):
     assert w.bench == "mlp/predict" and set(w.anon) == set(ms.STAGES)
     assert len(w.calls) >= 3 + 1  # warm-up, (calibration,) 3 timed repeats
     assert w.peak >= max(w.anon.values()) > 100 * 1024
+
+
+def test_speed_pairs_each_traced_worker_with_its_figure_backend_by_backend(tmp_path, capsys):
+    # Two runs as bench_stability keeps them: jax's first, then torch's; each 4 workers of
+    # cnn/predict, traced in the order they ran. jax's heap barely moves; torch's grows
+    # in the workers that read slower.
+    def record(name, backend, started, medians):
+        workers = [{"samples": [m, m], "status": "ok"} for m in medians]
+        (tmp_path / name).write_text(json.dumps({
+            "run": {"started_at": started}, "target": {"backend": backend},
+            "results": [{"model": "cnn", "mode": "predict", "workers": workers},
+                        {"model": "mlp", "mode": "train", "workers": workers}]}))
+
+    record("b.json", "jax", "2026-12-06T01:20:00Z", [20e3, 21e3, 22e3, 23e3])
+    record("a.json", "torch", "2026-12-06T01:23:00Z", [21e3, 20e3, 17e3, 16e3])
+    (tmp_path / "broken.json").write_text("{")
+    growth_mib = [0, 1, 2, 3, 0, 2, 100, 250]
+    trace = []
+    for pid, grown in enumerate(growth_mib):
+        trace += [f"{pid} reset:cnn/predict 358400 0 546816 2", f"{pid} gate 512000 0 724992 2",
+                  f"{pid} call:126 {512000 + grown * 1024} 0 980992 2"]
+    speeds = ms.record_workers(tmp_path)
+    assert capsys.readouterr().err.startswith(f"{tmp_path / 'broken.json'}: skipped, not a record")
+    assert ms.speed_lines(ms.parse(trace), speeds) == [
+        "jax cnn/predict: 4 workers, heap growth over the timed calls against speed: Spearman's rho +1.00 "
+        "(p 0.000); grew 0-1 MiB: 20.0-21.0k samples/s; grew 2-3 MiB: 22.0-23.0k",
+        "torch cnn/predict: 4 workers, heap growth over the timed calls against speed: Spearman's rho -1.00 "
+        "(p 0.000); grew 0-2 MiB: 20.0-21.0k samples/s; grew 100-250 MiB: 16.0-17.0k",
+        "mlp/train: 0 traced workers against 8 in the records; not paired",
+    ]

@@ -24,7 +24,8 @@ def test_the_shipped_config_is_valid_and_is_the_packages_default(tmp_path, monke
     assert shipped.harness.spread_goal is None  # no extra repeats for disagreement (benchmarks.yaml: why)
     # every worker with glibc's malloc thresholds fixed (benchmarks.yaml: why)
     assert shipped.harness.worker_env() == {"MALLOC_MMAP_THRESHOLD_": "33554432",
-                                            "MALLOC_TRIM_THRESHOLD_": "1073741824"}
+                                            "MALLOC_TRIM_THRESHOLD_": "1073741824",
+                                            "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}
     # bench/benchmarks.yaml is a link to the repository's file users edit: one file.
     assert config.DEFAULT_PATH.resolve() == config.REPO_ROOT / "benchmarks.yaml"
     monkeypatch.delenv(config.ENV_VAR)
@@ -65,6 +66,10 @@ def _raw():
      "key 'harness.malloc_mmap_threshold' is '32M'; expected a positive integer"),
     (lambda r: r["harness"].update(malloc_trim_threshold=1.5),
      "key 'harness.malloc_trim_threshold' is 1.5; expected a positive integer"),
+    (lambda r: r["harness"].update(malloc_tcache_count=-1),
+     "key 'harness.malloc_tcache_count' is -1; expected a whole number, 0 or more"),
+    (lambda r: r["harness"].update(malloc_tcache_count=True),
+     "key 'harness.malloc_tcache_count' is True; expected a whole number, 0 or more"),
 ])
 def test_malformed_config_is_refused_with_key_and_form(mutate, message):
     raw = _raw()
@@ -78,9 +83,14 @@ def test_malloc_settings_become_worker_env_only_when_set():
     raw = _raw()
     raw["harness"].pop("malloc_mmap_threshold", None)
     raw["harness"].pop("malloc_trim_threshold", None)
+    raw["harness"].pop("malloc_tcache_count", None)
     assert config.parse(raw, "benchmarks.yaml").harness.worker_env() == {}
     raw["harness"]["malloc_trim_threshold"] = 4096
     assert config.parse(raw, "benchmarks.yaml").harness.worker_env() == {"MALLOC_TRIM_THRESHOLD_": "4096"}
+    # a count of 0 is a setting (the cache off), carried as a glibc tunable
+    raw["harness"]["malloc_tcache_count"] = 0
+    assert config.parse(raw, "benchmarks.yaml").harness.worker_env() == {
+        "MALLOC_TRIM_THRESHOLD_": "4096", "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"}
 
 
 def test_unknown_label_lists_valid_ones():

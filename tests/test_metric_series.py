@@ -110,9 +110,20 @@ def test_changes_list_what_moved_but_not_what_moves_every_night():
                             "cpu_state": {"model": "Ryzen", "load_average": [3.0]}})
     assert envsummary.changes(a, b) == [("driver", "570.86.10", "575.51.02"), ("sm_clock_mhz", "2452", "1800")]
     # workers v4: the malloc thresholds every worker ran with are a change too
-    c = envsummary.summary({**gpu_env(), "settings": {"MALLOC_MMAP_THRESHOLD_": "33554432",
-                                                      "MALLOC_TRIM_THRESHOLD_": "1073741824", "BENCH_THREADS": "1"}})
+    c = envsummary.summary({**gpu_env(), "settings": v4_settings()})
     assert envsummary.changes(a, c) == [("malloc", None, "mmap 33554432, trim 1073741824")]
+    # workers v8: glibc's tcache turned off through GLIBC_TUNABLES, among other tunables
+    d = envsummary.summary({**gpu_env(), "settings": {**v4_settings(),
+                                                      "GLIBC_TUNABLES": "glibc.mem.tagging=0:glibc.malloc.tcache_count=0"}})
+    assert envsummary.changes(c, d) == [
+        ("malloc", "mmap 33554432, trim 1073741824", "mmap 33554432, trim 1073741824, tcache_count 0")]
+    # a hostile value is left out, never trusted
+    assert "malloc" not in dict(envsummary.summary({"settings": {"GLIBC_TUNABLES": ["x"]}}))
+
+
+def v4_settings() -> dict:
+    """What a workers v4-v7 record lists as its settings: glibc's malloc thresholds."""
+    return {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824", "BENCH_THREADS": "1"}
 
 
 def test_site_data_has_metric_environment_and_spread():

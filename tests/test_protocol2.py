@@ -429,11 +429,13 @@ def test_a_worker_process_runs_with_its_specs_env(tmp_path):
     fake = tmp_path / "python"
     fake.write_text(f"#!/bin/sh\nenv > {seen}\n")
     fake.chmod(0o755)
-    s = replace(spec("mlp", "train"), env={"MALLOC_MMAP_THRESHOLD_": "33554432", "BENCH_THREADS": "1"})
+    s = replace(spec("mlp", "train"), env={"MALLOC_MMAP_THRESHOLD_": "33554432", "BENCH_THREADS": "1",
+                                           "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"})
     out = pool.spawn_worker(schedule.Task("", 0, (("mlp", "train"),)), [s], timeout=30, python=str(fake))
     assert out.returncode == 0
     lines = seen.read_text().splitlines()
     assert "MALLOC_MMAP_THRESHOLD_=33554432" in lines and "KERAS_BACKEND=jax" in lines
+    assert "GLIBC_TUNABLES=glibc.malloc.tcache_count=0" in lines
 
 
 # -- the machine lock ----------------------------------------------------------

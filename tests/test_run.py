@@ -248,11 +248,14 @@ def test_each_child_gets_the_device_env_and_the_quick_protocol(tmp_path, monkeyp
     assert [(j.spec.model, j.spec.mode, j.timeout) for j in seen] == [("cnn", "predict", 7.0), ("mlp", "predict", 7.0)]
     # the harness's malloc thresholds, devices.local-cpu.env, and its `threads` for the backend's prepare()
     assert all(j.spec.env == {"MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824",
+                              "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0",
                               "BENCH_MLX_DEVICE": "cpu", "BENCH_THREADS": "2"} for j in seen)
     # ... and the record lists what every benchmark process ran with
     settings = record.load(next(tmp_path.glob("*.json"))).environment["settings"]
-    assert {k: settings[k] for k in ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "BENCH_MLX_DEVICE")} == {
-        "MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824", "BENCH_MLX_DEVICE": "cpu"}
+    keys = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES", "BENCH_MLX_DEVICE")
+    assert {k: settings[k] for k in keys} == {
+        "MALLOC_MMAP_THRESHOLD_": "33554432", "MALLOC_TRIM_THRESHOLD_": "1073741824",
+        "GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", "BENCH_MLX_DEVICE": "cpu"}
     assert (seen[0].spec.repeats, seen[0].spec.min_repeat_seconds) == (2, 0.05)  # the tests' quick protocol
     assert seen[1].spec.batch_size == 256
 
@@ -279,7 +282,7 @@ def test_protocol_2_runs_fake_workers_and_records_the_protocol(tmp_path, monkeyp
                      (1, [("mlp", "predict", 9), ("mlp", "train", 9)], 7.0, None),
                      (2, [("mlp", "train", 9), ("mlp", "predict", 9)], 7.0, None)]  # harness.quick_workers
     rec = record.load(next(tmp_path.glob("*.json")))
-    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 7, "memory": "least, settled"}
+    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 8, "memory": "least, settled"}
     # the best worker of 100, 101, 102
     assert [(r.model, r.mode, r.value) for r in rec.results] == [("mlp", "train", 102.0), ("mlp", "predict", 102.0)]
     assert [w["value"] for w in rec.data["results"][0]["workers"]] == [100.0, 101.0, 102.0]

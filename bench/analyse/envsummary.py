@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from bench.config import MALLOC_VARS
+from bench.config import MALLOC_TUNABLES, MALLOC_VARS, TUNABLES_VAR
 
 # Fields whose change can explain a step in a series; the dashboard lists the
 # ones that differ from the previous point. Load, temperature, power draw and
@@ -32,6 +32,19 @@ def _text(v: Any) -> str | None:
 
 def _dict(v: Any) -> Mapping:
     return v if isinstance(v, Mapping) else {}
+
+
+def _malloc(settings: Mapping) -> str | None:
+    """The glibc malloc settings every worker ran with (environment.settings): the
+    thresholds from workers v4 on ("mmap 33554432, trim 1073741824") and the tunables
+    from workers v8 on (", tcache_count 0")."""
+    parts = [f"{name.split('_')[1]} {_text(settings.get(var))}" for name, var in MALLOC_VARS.items()
+             if _text(settings.get(var))]
+    pairs = (item.split("=", 1) for item in (_text(settings.get(TUNABLES_VAR)) or "").split(":"))
+    tunables = dict(pair for pair in pairs if len(pair) == 2)
+    parts += [f"{name.removeprefix('malloc_')} {tunables[tunable]}" for name, tunable in MALLOC_TUNABLES.items()
+              if tunables.get(tunable)]
+    return ", ".join(parts) or None
 
 
 def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None) -> tuple[tuple[str, str], ...]:
@@ -77,9 +90,7 @@ def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None
     put("steal_percent", cpu.get("steal_percent"))
     put("cpu_pressure", _dict(cpu.get("pressure")).get("some_avg60"))
     put("threads", _dict(env.get("thread_settings")).get("backend_threads") or env.get("threads"))
-    settings = _dict(env.get("settings"))  # glibc's malloc thresholds, workers v4 on
-    put("malloc", ", ".join(f"{field.split('_')[1]} {_text(settings.get(var))}"  # "mmap 33554432"
-                            for field, var in MALLOC_VARS.items() if _text(settings.get(var))) or None)
+    put("malloc", _malloc(_dict(env.get("settings"))))
     config = _dict(env.get("keras_config"))
     put("floatx", config.get("floatx"))
     put("dtype_policy", config.get("dtype_policy"))

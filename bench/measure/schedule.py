@@ -46,7 +46,13 @@ from dataclasses import dataclass, replace
 #   workers v7: the headline of every result (latency too) is the fastest
 #               sample of its clean workers: the fastest timed repeat, the
 #               fastest round's p50 (estimate.py HEADLINE says why).
-NAME, VERSION = "workers", 7
+#   workers v8: every worker runs with glibc's per-thread cache of small freed
+#               blocks off (benchmarks.yaml harness.malloc_tcache_count: 0):
+#               cached blocks kept torch's freed activations from merging, so
+#               its heap fragmented inside predict by a different amount in
+#               each process, and the fragmented workers ran slower and peaked
+#               higher (README "Protocol 2", Allocator).
+NAME, VERSION = "workers", 8
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
