@@ -421,11 +421,11 @@ def time_spread(folders: list[Path]) -> list[str]:
     taking worker (i + j) mod k of invocation i: as many workers, but each from
     another invocation, so spread over the whole set's half hour. If even that
     does not hold a benchmark within ±5 %, no schedule inside one nightly would.
-    Per benchmark also how far apart one invocation's workers are (their fastest
-    repeats, max/min - 1, in the median invocation)."""
+    Per benchmark also how far apart one invocation's workers are (their own
+    figures, each its median repeat, max/min - 1, in the median invocation)."""
     as_run: dict[tuple, list[float]] = {}
     spread_out: dict[tuple, list[float]] = {}
-    gaps: dict[tuple, list[float]] = {}  # per invocation: apart() of its workers' fastest repeats
+    gaps: dict[tuple, list[float]] = {}  # per invocation: apart() of its workers' figures
     for key, rs in kept_workers(folders):
         k = min(len(rs), *(len(workers) for workers, _ in rs))
         if key[2] == "latency" or k < 2:
@@ -437,7 +437,7 @@ def time_spread(folders: list[Path]) -> list[str]:
             estimate.spread([estimate.of_workers([rs[i][0][(i + j) % k] for i in range(k)], better)
                              for j in range(k)]))
         for workers, _ in rs:
-            gap = apart([estimate.of_workers([w], better) for w in workers])
+            gap = apart([w["value"] for w in workers])
             if gap is not None:
                 gaps.setdefault(key, []).append(gap)
     if not as_run:
@@ -451,7 +451,7 @@ def time_spread(folders: list[Path]) -> list[str]:
 
     return ([f"{'as run':<24} {tally(every(as_run))}", f"{'spread over invocations':<24} {tally(every(spread_out))}",
              "outside ±5 % (sets), as run / spread over invocations; how far apart one invocation's workers are "
-             "(their fastest repeats, max/min - 1, the median invocation):"]
+             "(their own figures, max/min - 1, the median invocation):"]
             + [f"  {key[0]} {key[1]}/{key[2]}: {misses(as_run, key)} / {misses(spread_out, key)}; "
                + (f"{100 * statistics.median(gaps[key]):.1f} % apart" if gaps.get(key) else "apart: no figure")
                for key in sorted(as_run)])

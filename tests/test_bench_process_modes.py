@@ -54,9 +54,9 @@ def test_hugepages_compares_each_huge_process_with_the_small_one_just_before_it(
     ]
 
 
-def test_only_a_huge_process_asks_glibc_and_torch_for_huge_pages(monkeypatch):
-    for var in pm.HUGE_ENV:
-        monkeypatch.delenv(var, raising=False)
+def spawned(monkeypatch, check: str, sides: tuple[str, ...]) -> tuple[list[dict], list[dict]]:
+    """Spawn one process of each side through a fake subprocess.run: the environments
+    they were given, and what spawn made of their (made-up) figures."""
     seen = []
 
     def fake_run(cmd, env, **kw):  # a fake measured process: records its env, prints its figures
@@ -65,7 +65,13 @@ def test_only_a_huge_process_asks_glibc_and_torch_for_huge_pages(monkeypatch):
 
     monkeypatch.setattr(pm.subprocess, "run", fake_run)
     args = pm.argparse.Namespace(model="cnn", calls=1, backend="torch", timeout=10)
-    small, huge = pm.spawn("hugepages", args, "small"), pm.spawn("hugepages", args, "huge")
+    return seen, [pm.spawn(check, args, side) for side in sides]
+
+
+def test_only_a_huge_process_asks_glibc_and_torch_for_huge_pages(monkeypatch):
+    for var in pm.HUGE_ENV:
+        monkeypatch.delenv(var, raising=False)
+    seen, (small, huge) = spawned(monkeypatch, "hugepages", ("small", "huge"))
     assert (small["layout"], huge["layout"]) == ("small", "huge")
     # both as the workers run (workers v8: glibc's tcache off); only the huge one asks for huge pages
     assert seen[0]["GLIBC_TUNABLES"] == "glibc.malloc.tcache_count=0" and seen[0].get("THP_MEM_ALLOC_ENABLE") is None
@@ -91,15 +97,7 @@ def test_callbacks_compares_each_sync_process_with_the_async_one_just_before_it(
 
 def test_only_a_sync_process_asks_for_callbacks_on_the_main_thread(monkeypatch):
     monkeypatch.delenv(pm.SYNC_VAR, raising=False)
-    seen = []
-
-    def fake_run(cmd, env, **kw):
-        seen.append(env)
-        return subprocess.CompletedProcess(cmd, 0, stdout='{"median": 20000.0}\n', stderr="")
-
-    monkeypatch.setattr(pm.subprocess, "run", fake_run)
-    args = pm.argparse.Namespace(model="cnn", calls=1, backend="torch", timeout=10)
-    pm.spawn("callbacks", args, "async"), pm.spawn("callbacks", args, "sync")
+    seen, _ = spawned(monkeypatch, "callbacks", ("async", "sync"))
     assert pm.SYNC_VAR not in seen[0] and seen[1][pm.SYNC_VAR] == "1"
     assert seen[1]["MALLOC_MMAP_THRESHOLD_"] == seen[0]["MALLOC_MMAP_THRESHOLD_"]  # otherwise as the workers run
 
@@ -135,15 +133,7 @@ def test_tcache_shows_each_kinds_heap_against_what_is_in_use():
 
 def test_a_cached_process_runs_without_the_tunable_whatever_the_config_says(monkeypatch):
     monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")  # as workers v8 run
-    seen = []
-
-    def fake_run(cmd, env, **kw):
-        seen.append(env)
-        return subprocess.CompletedProcess(cmd, 0, stdout='{"median": 20000.0}\n', stderr="")
-
-    monkeypatch.setattr(pm.subprocess, "run", fake_run)
-    args = pm.argparse.Namespace(model="cnn", calls=1, backend="torch", timeout=10)
-    pm.spawn("tcache", args, "cached"), pm.spawn("tcache", args, "uncached")
+    seen, _ = spawned(monkeypatch, "tcache", ("cached", "uncached"))
     assert "GLIBC_TUNABLES" not in seen[0] and seen[1]["GLIBC_TUNABLES"] == "glibc.malloc.tcache_count=0"
 
 

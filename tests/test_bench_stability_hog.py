@@ -123,11 +123,12 @@ def test_workers_curve_gives_the_headlines_spread_for_every_count_of_kept_worker
     # the latency results (one worker each) are left out: throughput only
     folder = kept_set(tmp_path / "set", [record("torch", values, 0.2) for values in ([100.0, 90.0], [100.0, 80.0])])
     assert bs.main(["--workers-curve", folder]) == 0
-    # one worker: the first's fastest repeats 101, 101 (±0.0 %), the second's 91, 81
-    # (±5.8 % of their median 86); both workers: 101, 101
+    # the shipped headline (workers v9: trimmed; of one or two workers, their mean). One
+    # worker: the first's 100, 100 (±0.0 %), the second's 90, 80 (±5.9 % of their median
+    # 85); both workers: 95, 90 (±2.7 % of 92.5)
     assert capsys.readouterr().out.splitlines() == [
         "1 worker   within ±5 %: 1/2 (50 %), ±3 %: 1/2; spread median ±2.9 %",
-        "2 workers  within ±5 %: 1/1 (100 %), ±3 %: 1/1; spread median ±0.0 %",
+        "2 workers  within ±5 %: 1/1 (100 %), ±3 %: 1/1; spread median ±2.7 %",
     ]
     with pytest.raises(SystemExit, match="--workers-curve: no such folder: .*nope"):
         bs.main(["--workers-curve", str(tmp_path / "nope")])
@@ -137,16 +138,16 @@ def test_time_spread_recomputes_the_headline_from_workers_taken_from_different_i
     # the second invocation on a slow host; the latency results are left out: throughput only
     folder = kept_set(tmp_path / "set", [record("torch", values, 0.2) for values in ([100.0, 94.0], [86.0, 80.0])])
     assert bs.main(["--time-spread", folder]) == 0
-    # as run: fastest repeats 101 and 87 (±7.4 % of their median 94); spread out, the
-    # first headline takes the first invocation's first worker and the second's second
-    # (101, 81: 101), the other the first's second and the second's first (95, 87: 95),
-    # ±3.1 % of 98
+    # the shipped headline (workers v9: trimmed; of two workers, their mean). As run: 97
+    # and 83 (±7.8 % of their median 90); spread out, the first headline takes the first
+    # invocation's first worker and the second's second (100, 80: 90), the other the
+    # first's second and the second's first (94, 86: 90), ±0.0 %
     assert capsys.readouterr().out.splitlines() == [
-        "as run                   within ±5 %: 0/1 (0 %), ±3 %: 0/1; spread median ±7.4 %",
-        "spread over invocations  within ±5 %: 1/1 (100 %), ±3 %: 0/1; spread median ±3.1 %",
+        "as run                   within ±5 %: 0/1 (0 %), ±3 %: 0/1; spread median ±7.8 %",
+        "spread over invocations  within ±5 %: 1/1 (100 %), ±3 %: 1/1; spread median ±0.0 %",
         "outside ±5 % (sets), as run / spread over invocations; how far apart one invocation's workers are "
-        "(their fastest repeats, max/min - 1, the median invocation):",
-        "  torch mlp/train: 1/1 / 0/1; 6.9 % apart",  # 101/95 - 1 and 87/81 - 1: 6.3 and 7.4 %
+        "(their own figures, max/min - 1, the median invocation):",
+        "  torch mlp/train: 1/1 / 0/1; 6.9 % apart",  # 100/94 - 1 and 86/80 - 1: 6.4 and 7.5 %
     ]
     with pytest.raises(SystemExit, match="--time-spread: no such folder: .*nope"):
         bs.main(["--time-spread", str(tmp_path / "nope")])

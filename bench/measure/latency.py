@@ -157,8 +157,8 @@ def measure_rounds(run_round: Callable[[int], tuple[float, ...]], calls: int, pr
 def combine(blocks: list[dict]) -> dict:
     """One `latency` block from several workers' blocks: the median worker's
     figure for each percentile and the mean, every timed call counted: the
-    shape of a typical worker's calls. The result's `value` is the fastest
-    round's p50 (workers v7, estimate.HEADLINE), so it reads at or below p50_ms."""
+    shape of a typical worker's calls. The result's `value` is estimate.HEADLINE
+    over the workers' p50s (workers v9: their trimmed mean), so it sits near p50_ms."""
     import statistics
 
     out = {k: round(statistics.median(b[k] for b in blocks), 6) for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms")}

@@ -17,8 +17,8 @@ schedule (bench/measure/schedule.py). Each task is one worker process
   slow (`canary.kept: all`) and is flagged, instead of taking that state for
   full speed (workers v3; bench/measure/latency.py says why).
 - headline: estimate.of_workers over the clean workers (`clean`: all ok ones when none
-  is clean; workers v7: their fastest sample), `spread` (around the workers'
-  median), and `unstable` with its reason.
+  is clean; workers v9: the trimmed mean of their figures), `spread` (around the
+  workers' median), and `unstable` with its reason.
 - duet (A/B only, schedule.duet): A's calibration worker runs alone, then
   worker i of A and of B run at the same time (spawn_fn is called from two
   threads); what a died worker had left runs after, alone. Disturbed workers
@@ -228,7 +228,7 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     if why:
         result["unstable_why"] = why
     # latency percentiles and energy: the median clean worker's (issue 13; so a latency
-    # result's p50_ms is the median worker's, its `value` the fastest round's); peak memory:
+    # result's p50_ms is the median worker's, its `value` the trimmed mean); peak memory:
     # the least of the first-round workers' (see memory_workers)
     every = [p["result"] for p in series.payloads]
     clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]

@@ -52,7 +52,10 @@ from dataclasses import dataclass, replace
 #               its heap fragmented inside predict by a different amount in
 #               each process, and the fragmented workers ran slower and peaked
 #               higher (README "Protocol 2", Allocator).
-NAME, VERSION = "workers", 8
+#   workers v9: the headline of every result is the trimmed mean of its clean
+#               workers' figures (the best and the worst left out), not the
+#               fastest sample (estimate.py HEADLINE says why).
+NAME, VERSION = "workers", 9
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
