@@ -9,6 +9,7 @@
     .venv/bin/python scripts/bench_stability.py --estimators DIR DIR ... # each headline estimator over kept sets
     .venv/bin/python scripts/bench_stability.py --workers-curve DIR ...  # the headline from 1, 2, ... of the kept workers
     .venv/bin/python scripts/bench_stability.py --time-spread DIR ...    # ... from workers spread over the invocations
+    .venv/bin/python scripts/bench_stability.py --flags DIR ...          # which rule flagged which workers, and were they slow
     .venv/bin/python scripts/bench_stability.py --full --canary-tolerance 1.25  # another slow-CPU rule
     .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
 
@@ -261,13 +262,13 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> HogSco
         untouched = [w for w, share in ok if share == 0 and not w["disturbed"]]
         in_run = unprotected = 0.0
         if untouched:
-            # the record's own estimator (workers v7: the fastest clean sample)
+            # the record's own estimator (its `estimator`; workers v9 on: the trimmed mean)
             how, better = r.get("estimator", "median"), r.get("better", "bigger")
             base = estimate.of_workers(untouched, better, how)
             in_run = r["value"] / base - 1
             unprotected = estimate.of_workers([w for w, _ in shares], better, how) / base - 1
         score += HogScore(abs(move), abs(in_run), abs(unprotected), len(hit), sum(w["disturbed"] for w in hit))
-        print(f"{backend}: {'/'.join(key):<14} quiet {quiet[key]['value']:>10,.0f}  hog {r['value']:>10,.0f}  "
+        print(f"{backend}: {'/'.join(key):<14} quiet {fmt(quiet[key]['value']):>10}  hog {fmt(r['value']):>10}  "
               f"moved {100 * move:+.1f}%  workers under the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}"
               f"  (grazed {len(grazed)}, flagged {sum(w['disturbed'] for w in grazed)})")
         if untouched:
@@ -457,6 +458,68 @@ def time_spread(folders: list[Path]) -> list[str]:
                for key in sorted(as_run)])
 
 
+# The disturbance rules, by the words each puts in a worker's `disturbed_why`
+# (bench/measure/disturbance.py flag_workers, pool.flag).
+RULES = {"cpu": "CPU per wall second", "stall": "CPU stall", "steal": "steal", "canary": "the in-process canary"}
+
+
+def rules_of(why: str) -> list[str]:
+    """The rules a `disturbed_why` names (one or more, joined by '; ')."""
+    parts = why.split("; ")
+    return [rule for rule, words in RULES.items() if any(part.startswith(words) for part in parts)]
+
+
+def flag_table(folders: list[Path]) -> list[str]:
+    """--flags: each folder a set of kept records. Per (set, backend, mode): how
+    many first-round workers each rule flagged and how many reruns were flagged
+    again; the least CPU share among a result's first-round workers as a
+    fraction of its best one's (median and lowest over the results; an
+    undisturbed set reads about 1.00); and the flagged workers' figures over
+    their result's clean workers' median, in the result's direction (above 1:
+    slower, so the flag caught a real slowdown; about 1: a false alarm)."""
+    out = []
+    for folder in folders:
+        tallies: dict[tuple[str, str], dict] = {}
+        for backend, records in load_records([folder]).items():
+            for r in (r for d in records for r in d["results"] if r["status"] == "ok"):
+                tally_flags(tallies.setdefault((backend, r["mode"]), {}), r)
+        out += [flag_line(f"{folder.name} {backend} {mode}", t) for (backend, mode), t in sorted(tallies.items())]
+    return out
+
+
+def tally_flags(t: dict, r: dict) -> None:
+    """Add one result's workers to its (backend, mode) tally (see flag_table)."""
+    for key in ("first", "reruns", "again", *RULES):
+        t.setdefault(key, 0)
+    workers = ok_workers(r)
+    first = [w for w in workers if not w.get("rerun")]
+    t["first"] += len(first)
+    t["reruns"] += len(workers) - len(first)
+    t["again"] += sum(w["disturbed"] for w in workers if w.get("rerun"))
+    for w in (w for w in first if w["disturbed"]):
+        for rule in rules_of(w.get("disturbed_why", "")):
+            t[rule] += 1
+    shares = [w["disturbance"]["cpu_per_wall"] for w in first if (w.get("disturbance") or {}).get("cpu_per_wall")]
+    if len(shares) >= 2:
+        t.setdefault("shares", []).append(min(shares) / max(shares))
+    clean = [w["value"] for w in workers if not w["disturbed"]]
+    if clean:
+        mid, bigger = statistics.median(clean), r.get("better", "bigger") == "bigger"
+        t.setdefault("slow", []).extend(mid / w["value"] if bigger else w["value"] / mid
+                                        for w in workers if w["disturbed"] and w["value"])
+
+
+def flag_line(name: str, t: dict) -> str:
+    rules = ", ".join(f"{rule} {t[rule]}" for rule in RULES if t[rule]) or "none"
+    shares, slow = t.get("shares"), t.get("slow")
+    share = (f"least CPU share {statistics.median(shares):.2f}x the best (lowest {min(shares):.2f})"
+             if shares else "no CPU share")
+    slowed = (f"flagged figures {statistics.median(slow):.2f}x the clean median ({min(slow):.2f}-{max(slow):.2f})"
+              if slow else "none flagged")
+    return f"{name}: {t['first']} workers, flagged by {rules}; reruns {t['reruns']}, flagged again {t['again']}; " \
+           f"{share}; {slowed}"
+
+
 def apart(values: list[float]) -> float | None:
     """How far apart positive figures lie: max/min - 1 (a fraction); None for
     none, or for a broken record's 0, which would divide by zero."""
@@ -494,9 +557,11 @@ def main(argv=None) -> int:
                    help="the headline's stability with 1, 2, ... of the kept workers (one folder a set)")
     p.add_argument("--time-spread", nargs="+", type=Path, metavar="DIR",
                    help="the headline's stability with each worker from another invocation (one folder a set)")
+    p.add_argument("--flags", nargs="+", type=Path, metavar="DIR",
+                   help="which disturbance rule flagged which workers, and whether they were slow (one folder a set)")
     args = p.parse_args(argv)
     for option, table in (("estimators", estimator_table), ("workers_curve", workers_curve),
-                          ("time_spread", time_spread)):
+                          ("time_spread", time_spread), ("flags", flag_table)):
         folders = getattr(args, option)
         if folders:
             missing = [str(f) for f in folders if not f.is_dir()]

@@ -1,7 +1,7 @@
 """scripts/bench_stability.py --hog's scoring, on made-up worker entries: which
 workers count as under the hog (by their timed repeats), and the in-run moves;
 and --from's time per mode, and the tables over sets of kept runs (--estimators,
---workers-curve, --time-spread)."""
+--workers-curve, --time-spread, --flags)."""
 
 import sys
 from pathlib import Path
@@ -151,3 +151,37 @@ def test_time_spread_recomputes_the_headline_from_workers_taken_from_different_i
     ]
     with pytest.raises(SystemExit, match="--time-spread: no such folder: .*nope"):
         bs.main(["--time-spread", str(tmp_path / "nope")])
+
+
+def test_flags_says_which_rule_flagged_whom_and_whether_they_were_slow(tmp_path, capsys):
+    def w(value, cpu, why=None, rerun=False):
+        return {"value": value, "status": "ok", "disturbed": why is not None, "disturbance": {"cpu_per_wall": cpu},
+                **({"disturbed_why": why} if why else {}), **({"rerun": True} if rerun else {})}
+
+    cpu_why = "CPU per wall second 0.75 vs the best worker's 1.00"
+    latency = {"model": "mlp", "mode": "latency", "status": "ok", "better": "smaller", "workers": [
+        w(0.20, 1.00), w(0.22, 0.98), w(0.21, 0.75, cpu_why),  # a false alarm: as quick as the clean ones
+        w(0.30, 0.99, "the in-process canary stayed slow for every repeat"),  # a slow state, caught
+        w(0.21, 1.00, rerun=True), w(0.21, 0.80, f"{cpu_why}; CPU stall 45% vs the best worker's 10%", rerun=True)]}
+    train = {"model": "mlp", "mode": "train", "status": "ok", "better": "bigger",
+             "workers": [w(100.0, 1.0), w(80.0, 0.7, cpu_why), w(102.0, 1.0)]}
+    folder = kept_set(tmp_path / "set", [{"target": {"backend": "jax"}, "run": {}, "results": [latency, train]}])
+    assert bs.main(["--flags", folder]) == 0
+    # latency: clean median 0.21 (0.20, 0.22, 0.21); flagged 0.21, 0.30, 0.21 -> 1.00, 1.43, 1.00;
+    # least CPU share 0.75 of 1.00. train: clean median 101, the flagged 80 -> 1.26x slower
+    assert capsys.readouterr().out.splitlines() == [
+        "set jax latency: 4 workers, flagged by cpu 1, canary 1; reruns 2, flagged again 1; "
+        "least CPU share 0.75x the best (lowest 0.75); flagged figures 1.00x the clean median (1.00-1.43)",
+        "set jax train: 3 workers, flagged by cpu 1; reruns 0, flagged again 0; "
+        "least CPU share 0.70x the best (lowest 0.70); flagged figures 1.26x the clean median (1.26-1.26)",
+    ]
+    assert bs.rules_of("CPU per wall second 0.8 vs 1.0; steal 12% of CPU ticks vs 0%") == ["cpu", "steal"]
+
+
+def test_a_latency_line_shows_its_milliseconds(capsys):
+    workers = [worker(0.104, (900.0, 960.0)), worker(0.2, (1010.0, 1070.0), disturbed=True),
+               worker(0.102, (1170.0, 1230.0))]
+    hogged = {("mlp", "latency"): {"value": 0.103, "estimator": "trimmed", "better": "smaller", "workers": workers}}
+    bs.report_hog("jax", {("mlp", "latency"): {"value": 0.1}}, hogged, HOG)
+    assert ("jax: mlp/latency    quiet        0.1  hog      0.103  moved +3.0%  workers under the hog 1, flagged 1"
+            "  (grazed 0, flagged 0)") in capsys.readouterr().out.splitlines()

@@ -78,6 +78,18 @@ def test_a_window_turns_cpu_time_pressure_and_steal_into_fractions():
     assert disturbance.between(disturbance.Snapshot(10.0, 5.0, None, None, None), b).stall is None
 
 
+def test_a_snapshot_reads_cpu_time_finer_than_a_clock_tick(monkeypatch):
+    # a 40 ms latency round that used 39.5 ms of CPU: clock ticks (os.times, 10 ms) would
+    # read 30 or 40 ms; the process CPU clock reads what was used
+    cpu = iter([7.0, 7.0395])
+    monkeypatch.setattr(disturbance.time, "process_time", lambda: next(cpu))
+    monkeypatch.setattr("os.times", lambda: pytest.fail("CPU time read in clock ticks"))
+    wall = iter([100.0, 100.04])
+    a, b = disturbance.snapshot(lambda: next(wall)), disturbance.snapshot(lambda: next(wall))
+    assert (a.cpu, b.cpu) == (7.0, 7.0395)
+    assert disturbance.between(a, b).cpu_per_wall == pytest.approx(0.9875)
+
+
 def test_pressure_and_steal_readers(tmp_path):
     psi = tmp_path / "cpu"
     psi.write_text("some avg10=1.00 avg60=2.00 avg300=3.00 total=123456\nfull avg10=0 avg60=0 avg300=0 total=0\n")

@@ -4,7 +4,7 @@ Per timed repeat the harness takes a `Snapshot` before and after and keeps the
 `Window` between them (bench/measure/harness.py):
 
 - cpu_per_wall: this process's CPU seconds (all its threads, user + system,
-  `os.times`) per wall second. A worker that gets its CPUs keeps a steady
+  `time.process_time`: see snapshot) per wall second. A worker that gets its CPUs keeps a steady
   figure for a given benchmark; a neighbour that takes a core from it lowers
   it for as long as it runs. Compared across the workers of one benchmark
   (`flag_workers`), so it also sees a *whole* worker being slowed, which the
@@ -23,7 +23,6 @@ system cannot tell (no PSI on macOS, no /proc/stat).
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from dataclasses import dataclass
@@ -102,9 +101,18 @@ def read_steal(path: Path = STAT) -> tuple[int | None, int | None]:
 
 
 def snapshot(clock: Callable[[], float] = time.perf_counter) -> Snapshot:
-    t = os.times()
+    """The machine and this process now. CPU seconds come from time.process_time
+    (CLOCK_PROCESS_CPUTIME_ID, nanoseconds). Before workers v10 they came from
+    os.times, which counts 10 ms clock ticks: fine for a 0.5 s throughput
+    repeat, but a latency round (200 batch-1 calls) lasts 13-200 ms here, so
+    one tick more or less moved its CPU share by 5-75 %. Over four nightly
+    jax+torch sets of 5 invocations (2026-12-06) a latency result's least CPU
+    share sat at a median 0.84x its best worker's for jax (train and predict:
+    0.99x), it did not follow the workers' speed (Spearman 0.07), and CPU_DROP
+    flagged and reran 13-14 of a quiet set's 50 jax latency workers, whose
+    p50s read 0.94-1.04x the clean ones' median."""
     steal, ticks = read_steal()
-    return Snapshot(clock(), t.user + t.system, read_stall_us(), steal, ticks)
+    return Snapshot(clock(), time.process_time(), read_stall_us(), steal, ticks)
 
 
 def summarise(windows: Sequence[Window]) -> dict:

@@ -55,7 +55,12 @@ from dataclasses import dataclass, replace
 #   workers v9: the headline of every result is the trimmed mean of its clean
 #               workers' figures (the best and the worst left out), not the
 #               fastest sample (estimate.py HEADLINE says why).
-NAME, VERSION = "workers", 9
+#   workers v10: a worker's CPU seconds per wall second (the disturbance flag's
+#               first rule) are read at nanoseconds, not in 10 ms clock ticks:
+#               a latency round's share moved by a tick, so undisturbed latency
+#               workers were flagged, rerun and left out of the headline
+#               (disturbance.snapshot says how many).
+NAME, VERSION = "workers", 10
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
