@@ -47,9 +47,9 @@ Found with it (a temporary patch of the same trace, before this script):
   whose heap grew ran slower: --speed over the 25 torch cnn/predict workers of
   5 nightly invocations (`scripts/bench_stability.py --full --backends jax,torch
   --runs 5 --keep DIR` with BENCH_MEMORY_TRACE set, 2026-12-06 01:20-01:54 UTC)
-  gives Spearman's rho -0.48 (p 0.015) between the growth over the timed calls
-  and the worker's median repeat: the ones that grew 59-259 MiB read
-  15.6-19.4k samples/s, the ones under 4 MiB 17.5-21.2k. Workers v8 turns the
+  gives Spearman's rho -0.46 (p 0.022) between the growth over the timed calls
+  and the worker's median repeat: the half that grew 30-258 MiB read
+  15.6-19.4k samples/s, the half that grew 1-12 MiB 17.5-21.2k. Workers v8 turns the
   cache off (benchmarks.yaml harness.malloc_tcache_count).
 
 --speed DIR pairs each traced worker with its figure in the records of the

@@ -234,7 +234,7 @@ def child(check: str, model_name: str, calls: int) -> dict:
         for k in names[r % len(names):] + names[:r % len(names)]:  # rotated: no variant always first
             samples[k].append(runs[k]())
     medians = {k: statistics.median(v) for k, v in samples.items()}
-    status = _status_kb()
+    status = usage.status_kb()
     return {"median": medians if check in ("alignment", "instances") else medians["0"],
             "huge_mib": _anon_huge_mib(), "pool_threads": max(pool_threads, default=0),
             "anon_mib": status.get("RssAnon", 0) / 1024, "peak_mib": status.get("VmHWM", 0) / 1024,
@@ -282,15 +282,6 @@ def _sync_callbacks() -> None:
     from keras.src.callbacks import callback_list
 
     callback_list.CallbackList._configure_async_dispatch = lambda self, callbacks: None
-
-
-def _status_kb() -> dict[str, int]:
-    """/proc/self/status's kB fields (Linux; else empty)."""
-    try:
-        rows = (line.split() for line in Path("/proc/self/status").read_text().splitlines())
-        return {r[0].rstrip(":"): int(r[1]) for r in rows if len(r) == 3 and r[2] == "kB"}
-    except OSError:
-        return {}
 
 
 def _anon_huge_mib() -> float:

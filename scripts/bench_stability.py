@@ -58,7 +58,7 @@ from typing import Iterator
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.measure import estimate, lock, pool  # noqa: E402
+from bench.measure import disturbance, estimate, lock, pool  # noqa: E402
 
 HOG = "import os, sys, time\nos.sched_setaffinity(0, {0})\nend = time.time() + float(sys.argv[1])\nwhile time.time() < end: pass\n"
 
@@ -458,15 +458,10 @@ def time_spread(folders: list[Path]) -> list[str]:
                for key in sorted(as_run)])
 
 
-# The disturbance rules, by the words each puts in a worker's `disturbed_why`
-# (bench/measure/disturbance.py flag_workers, pool.flag).
-RULES = {"cpu": "CPU per wall second", "stall": "CPU stall", "steal": "steal", "canary": "the in-process canary"}
-
-
 def rules_of(why: str) -> list[str]:
-    """The rules a `disturbed_why` names (one or more, joined by '; ')."""
+    """The rules (disturbance.WHY's keys) a `disturbed_why` names (one or more, joined by '; ')."""
     parts = why.split("; ")
-    return [rule for rule, words in RULES.items() if any(part.startswith(words) for part in parts)]
+    return [rule for rule, words in disturbance.WHY.items() if any(part.startswith(words) for part in parts)]
 
 
 def flag_table(folders: list[Path]) -> list[str]:
@@ -482,15 +477,17 @@ def flag_table(folders: list[Path]) -> list[str]:
         tallies: dict[tuple[str, str], dict] = {}
         for backend, records in load_records([folder]).items():
             for r in (r for d in records for r in d["results"] if r["status"] == "ok"):
-                tally_flags(tallies.setdefault((backend, r["mode"]), {}), r)
+                key = (backend, r["mode"])
+                if key not in tallies:
+                    tallies[key] = {"first": 0, "reruns": 0, "again": 0, "shares": [], "slow": [],
+                                    **dict.fromkeys(disturbance.WHY, 0)}
+                tally_flags(tallies[key], r)
         out += [flag_line(f"{folder.name} {backend} {mode}", t) for (backend, mode), t in sorted(tallies.items())]
     return out
 
 
 def tally_flags(t: dict, r: dict) -> None:
     """Add one result's workers to its (backend, mode) tally (see flag_table)."""
-    for key in ("first", "reruns", "again", *RULES):
-        t.setdefault(key, 0)
     workers = ok_workers(r)
     first = [w for w in workers if not w.get("rerun")]
     t["first"] += len(first)
@@ -501,17 +498,17 @@ def tally_flags(t: dict, r: dict) -> None:
             t[rule] += 1
     shares = [w["disturbance"]["cpu_per_wall"] for w in first if (w.get("disturbance") or {}).get("cpu_per_wall")]
     if len(shares) >= 2:
-        t.setdefault("shares", []).append(min(shares) / max(shares))
+        t["shares"].append(min(shares) / max(shares))
     clean = [w["value"] for w in workers if not w["disturbed"]]
     if clean:
         mid, bigger = statistics.median(clean), r.get("better", "bigger") == "bigger"
-        t.setdefault("slow", []).extend(mid / w["value"] if bigger else w["value"] / mid
-                                        for w in workers if w["disturbed"] and w["value"])
+        t["slow"].extend(mid / w["value"] if bigger else w["value"] / mid
+                         for w in workers if w["disturbed"] and w["value"])
 
 
 def flag_line(name: str, t: dict) -> str:
-    rules = ", ".join(f"{rule} {t[rule]}" for rule in RULES if t[rule]) or "none"
-    shares, slow = t.get("shares"), t.get("slow")
+    rules = ", ".join(f"{rule} {t[rule]}" for rule in disturbance.WHY if t[rule]) or "none"
+    shares, slow = t["shares"], t["slow"]
     share = (f"least CPU share {statistics.median(shares):.2f}x the best (lowest {min(shares):.2f})"
              if shares else "no CPU share")
     slowed = (f"flagged figures {statistics.median(slow):.2f}x the clean median ({min(slow):.2f}-{max(slow):.2f})"

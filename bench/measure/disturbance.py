@@ -47,6 +47,11 @@ STAT = Path("/proc/stat")
 CPU_DROP = 0.20  # cpu_per_wall this far below the benchmark's best worker
 STALL_RISE = 0.20  # stall fraction this much above the benchmark's least stalled worker
 STEAL_RISE = 0.05  # steal fraction this much above the benchmark's least robbed worker
+# How each rule starts the reason it gives (a worker's `disturbed_why`; several
+# join with "; "); "canary" is pool.flag's, for a worker whose canary read slow
+# in every repeat. scripts/bench_stability.py --flags reads them back.
+WHY = {"cpu": "CPU per wall second", "stall": "CPU stall", "steal": "steal",
+       "canary": "the in-process canary stayed slow for every repeat"}
 
 
 @dataclass(frozen=True)
@@ -144,10 +149,10 @@ def flag_workers(figures: Sequence[dict | None]) -> list[str | None]:
         if f:
             cpu, stall, steal = f.get("cpu_per_wall"), f.get("stall"), f.get("steal")
             if cpu is not None and cpu_mid and cpu < (1 - CPU_DROP) * cpu_mid:
-                why.append(f"CPU per wall second {cpu:.2f} vs the best worker's {cpu_mid:.2f}")
+                why.append(f"{WHY['cpu']} {cpu:.2f} vs the best worker's {cpu_mid:.2f}")
             if stall is not None and stall_mid is not None and stall > stall_mid + STALL_RISE:
-                why.append(f"CPU stall {stall:.0%} vs the best worker's {stall_mid:.0%}")
+                why.append(f"{WHY['stall']} {stall:.0%} vs the best worker's {stall_mid:.0%}")
             if steal is not None and steal_mid is not None and steal > steal_mid + STEAL_RISE:
-                why.append(f"steal {steal:.0%} of CPU ticks vs the best worker's {steal_mid:.0%}")
+                why.append(f"{WHY['steal']} {steal:.0%} of CPU ticks vs the best worker's {steal_mid:.0%}")
         out.append("; ".join(why) or None)
     return out

@@ -198,7 +198,7 @@ def flag(series: _Series) -> int:
     fresh = 0
     for e, reason in zip(ok, why):
         if reason is None and e.get("canary_all"):
-            reason = "the in-process canary stayed slow for every repeat"
+            reason = disturbance.WHY["canary"]
         if reason and not e["disturbed"]:
             e["disturbed"], e["disturbed_why"] = True, reason
             fresh += 0 if e.get("rerun") else 1

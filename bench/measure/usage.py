@@ -103,6 +103,22 @@ def reset_peaks(backend=None, clear_refs: Path = CLEAR_REFS) -> bool:
         return False
 
 
+def status_kb(status: Path = STATUS) -> dict[str, int]:
+    """/proc/self/status's numeric fields (kB, but Threads a count); empty where it
+    cannot be read (not Linux)."""
+    try:
+        lines = status.read_text().splitlines()
+    except OSError:
+        return {}
+    out = {}
+    for line in lines:
+        name, _, rest = line.partition(":")
+        first = rest.split()[:1]
+        if first and first[0].isdigit():
+            out[name] = int(first[0])
+    return out
+
+
 def host_peak_bytes(status: Path = STATUS) -> int:
     """VmHWM (peak RSS since the last reset) on Linux, else getrusage's process peak."""
     try:
@@ -123,11 +139,11 @@ def trace(tag: str, environ=os.environ, status: Path = STATUS) -> None:
     if not path:
         return
     try:
-        fields = dict(line.split(":", 1) for line in status.read_text().splitlines() if ":" in line)
-        values = [fields[name].split()[0] for name in TRACE_FIELDS]
+        fields = status_kb(status)
+        values = [str(fields[name]) for name in TRACE_FIELDS]
         with open(path, "a", encoding="utf-8") as out:  # one short write per line: workers append safely
             out.write(f"{os.getpid()} {tag} {' '.join(values)}\n")
-    except (OSError, KeyError, IndexError):
+    except (OSError, KeyError):
         pass
 
 
