@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from bench import config
-from bench.measure.harness import Protocol, Repeat, Timing, benchmark, spread
+from bench.measure.harness import Protocol, Repeat, Timing, benchmark, setup_seconds, spread
 
 BATCH = 100
 CANARY = 0.001  # seconds the canary takes on a CPU at full speed
@@ -217,3 +217,55 @@ def test_calibration_amortises_a_fixed_per_call_cost():
     assert t.steps >= 16
     assert t.value == pytest.approx(steady, rel=0.5)
     assert t.value > 0.6 * steady  # the overhead is at most ~40 % of a repeat, not ~90 %
+
+
+class TrainingMachine(FakeMachine):
+    """A model that runs `slowdown` x slower once it has trained `onset` steps
+    (torch's weights and Adam's moments going denormal), and `reset()`, which
+    puts it back to the state it started from and costs `reset_seconds`."""
+
+    def __init__(self, onset, slowdown, reset_seconds=0.05, **kw):
+        super().__init__(**kw)
+        self.onset, self.slowdown, self.reset_seconds = onset, slowdown, reset_seconds
+        self.trained = 0
+        self.resets = []  # fake times of the resets
+
+    def run(self, steps):
+        start = self.now
+        self.work(self.call_overhead)
+        for _ in range(steps):
+            self.work(self.step_seconds * (self.slowdown if self.trained >= self.onset else 1.0))
+            self.trained += 1
+        self.calls.append((steps, start, self.now))
+
+    def reset(self):
+        self.work(self.reset_seconds)
+        self.trained = 0
+        self.resets.append(self.now)
+
+
+def test_trained_on_call_after_call_the_later_repeats_time_another_model():
+    m = TrainingMachine(onset=200, slowdown=1.25, step_seconds=0.01)
+    t = benchmark(m.run, BATCH, protocol(repeats=7, spread_goal=None), clock=m.clock, canary=m.canary)
+    assert t.samples[0] == pytest.approx(BATCH / 0.01)
+    assert t.samples[-1] == pytest.approx(BATCH / 0.0125)  # past the onset: the slow model
+
+
+def test_a_reset_before_every_timed_call_times_the_same_work_and_stays_untimed():
+    m = TrainingMachine(onset=200, slowdown=1.25, step_seconds=0.01)
+    t = benchmark(m.run, BATCH, protocol(repeats=7, spread_goal=None), clock=m.clock, canary=m.canary,
+                  reset=m.reset)
+    assert list(t.samples) == pytest.approx([BATCH / 0.01] * 7)
+    # one reset before each calibration trial and each repeat, none before the warm-up
+    assert len(m.resets) == len(t.calibration) + len(t.repeats)
+    timed = m.calls[-7:]
+    assert all(r < start for r, (_, start, _) in zip(m.resets[-7:], timed))  # each just before its call
+    assert [r.seconds for r in t.repeats] == pytest.approx([end - start for _, start, end in timed])
+
+
+def test_setup_seconds_resets_before_each_one_step_call():
+    m = TrainingMachine(onset=10**6, slowdown=1.0, step_seconds=0.01, call_overhead=0.2)
+    t = benchmark(m.run, BATCH, protocol(), clock=m.clock, canary=m.canary, reset=m.reset)
+    before = len(m.resets)
+    assert setup_seconds(m.run, t, m.clock, calls=3, reset=m.reset) == pytest.approx(0.2)
+    assert len(m.resets) - before == 3

@@ -50,7 +50,7 @@ def test_quick_run_gives_four_ok_results(backend, workers, tmp_path):
     (rec,), err = bench_run(tmp_path, "--backend", backend, "--quick", "--workers", str(workers),
                             "--modes", "train,predict")
     assert (rec.backend, rec.device) == (backend, "local-cpu")
-    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 10, "memory": "least, settled"}
+    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 11, "memory": "least, settled"}
     assert [(r.model, r.mode) for r in rec.results] == [
         ("cnn", "train"), ("cnn", "predict"), ("mlp", "train"), ("mlp", "predict")]
     raw = {(r["model"], r["mode"]): r for r in rec.data["results"]}
@@ -149,3 +149,40 @@ def test_a_model_failing_the_gate_is_a_quality_failure_without_a_figure(tmp_path
     assert predict["status"] == "failed" and predict["error"]["kind"] == "quality"
     assert "logits differ from the reference by up to 1" in predict["error"]["message"]
     assert predict["quality"]["max_logit_diff"] >= 1.0 and "value" not in predict
+
+
+START_STATE_SCRIPT = r'''
+import json, os
+from bench.measure import backends, child
+backend = backends.get(os.environ["KERAS_BACKEND"])
+backend.prepare({backends.THREADS_VAR: "1"})
+import keras
+spec = child.Spec(backend="x", keras_backend=os.environ["KERAS_BACKEND"], model="mlp", mode="train",
+                  batch_size=64, repeats=3, min_repeat_seconds=0.1, warmup_steps=1, result_path="")
+model, d = child._build(keras, spec)
+run = child._runner(model, d, spec, backend)
+run(1)
+reset = child._start_state(model)
+first = float(run(5))
+trained_on = float(run(5))
+iterations_before_reset = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+reset()
+iterations_after_reset = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+again = float(run(5))
+print(json.dumps([first, trained_on, again, iterations_before_reset, iterations_after_reset]))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", [pytest.param("jax", marks=needs("jax")),
+                                     pytest.param("torch", marks=needs("torch"))])
+def test_every_timed_train_call_starts_from_the_same_weights(backend):
+    """Workers v11: child._start_state puts the model and Adam's state back, so a
+    call after reset() trains exactly as the first timed call did."""
+    proc = subprocess.run([sys.executable, "-c", START_STATE_SCRIPT], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "KERAS_BACKEND": backend})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    first, trained_on, again, before, after = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert trained_on != first  # without the reset, the next call trains another model
+    assert again == first
+    assert (before, after) == (11, 1)  # Adam's step count too: 1 (the compile call) + 5 + 5, then back

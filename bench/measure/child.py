@@ -140,6 +140,7 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
     usage.trace("compile")
     quality = _stage("gate", _gate, model, d, spec, clock)
     usage.trace("gate")
+    reset = _stage("timing", _start_state, model) if spec.mode == "train" else None
     last: dict = {}
 
     def kept(steps):  # keeps the last timed call's result for _verify
@@ -151,14 +152,38 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
 
     timed = usage.metered(kept, device)
     timing = _stage("timing", harness.benchmark, timed, spec.batch_size, spec.protocol(), clock, None,
-                    spec.steps, disturbance.snapshot, time.time, spec.canary_floor)
+                    spec.steps, disturbance.snapshot, time.time, spec.canary_floor, reset)
     energy = timed.energy(len(timing.repeats), spec.batch_size)
-    setup = _stage("timing", harness.setup_seconds, run, timing, clock)
+    setup = _stage("timing", harness.setup_seconds, run, timing, clock, harness.SETUP_CALLS, reset)
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
     usage.trace("verify")
     return dict(status="ok", value=timing.value, samples=list(timing.samples),
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
                 steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy)
+
+
+def _start_state(model) -> "harness.Reset":
+    """reset(): the model's and its optimizer's variables back to what they hold
+    now (after the gate), for every timed train call to start from (workers v11).
+
+    Without it each call trained on from the last, so a worker's later repeats
+    timed a model much further along than its first, and how far depended on
+    the steps per call its invocation calibrated (26-72 for torch cnn/train).
+    Far along, torch's weights and Adam's moments go denormal (~5 % of them
+    after ~600 mlp steps, loss ~1e-4) and x86 computes those slowly: torch
+    mlp/train's workers read ~47k samples/s for 4 repeats, then ~38k
+    (scripts/bench_train_state.py). XLA flushes denormals to zero, which is
+    why jax never showed it."""
+    import keras
+
+    variables = list(model.variables) + list(model.optimizer.variables)
+    saved = [keras.ops.convert_to_numpy(v.value).copy() for v in variables]
+
+    def reset() -> None:
+        for v, value in zip(variables, saved):
+            v.assign(value)
+
+    return reset
 
 
 def _device_name(env_info: dict) -> str:

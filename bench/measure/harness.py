@@ -49,6 +49,7 @@ Clock = Callable[[], float]  # monotonic seconds
 Run = Callable[[int], object]  # run(steps): do `steps` batches, host-synchronised
 Canary = Callable[[], float]  # seconds taken by a fixed tiny computation
 Probe = Callable[[], "disturbance.Snapshot"]  # CPU time, pressure and steal now
+Reset = Callable[[], None]  # puts the state a timed call starts from back (train: the weights)
 
 CANARY_WARMUP = 5  # canaries before the first timing, to know the fast CPU's figure
 MAX_GROWTH = 100  # calibration never extrapolates a step count by more than this
@@ -261,7 +262,15 @@ def full_speed(baseline: float, floor: float | None) -> float:
     return min(baseline, floor) if floor else baseline
 
 
-def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries) -> tuple[tuple[int, float], ...]:
+def untimed_reset(reset: Reset | None) -> None:
+    """Before a timed call, outside its time: `reset` (if any) puts back the state
+    every timed call starts from, so each one does the same work (workers v11)."""
+    if reset is not None:
+        reset()
+
+
+def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries,
+              reset: Reset | None = None) -> tuple[tuple[int, float], ...]:
     """Grow the step count until one undisturbed call lasts >= min_repeat_seconds
     and its cost is linear in the steps (the fixed per-call cost amortised).
 
@@ -276,6 +285,7 @@ def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries) -
     steps, trials, retries = 1, [], 0
     pace = None  # seconds per step of the last undisturbed trial
     while True:
+        untimed_reset(reset)
         before = canaries.read()
         seconds = time_call(lambda: run(steps), clock)
         after = canaries.read()
@@ -295,7 +305,7 @@ def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries) -
 
 
 def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _Canaries,
-            probe: Probe | None = None) -> tuple[Repeat, ...]:
+            probe: Probe | None = None, reset: Reset | None = None) -> tuple[Repeat, ...]:
     """Timed repeats until `protocol.repeats` are clean and agree, or the budget is spent.
 
     Clean repeats that disagree by more than `spread_goal` (largest distance
@@ -313,6 +323,7 @@ def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _C
         return len(c) >= protocol.repeats and (protocol.spread_goal is None or spread(c) <= protocol.spread_goal)
 
     while len(repeats) < budget and not settled():
+        untimed_reset(reset)
         before = canaries.read()
         a = probe() if probe else None
         seconds = time_call(lambda: run(steps), clock)
@@ -323,7 +334,7 @@ def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _C
 
 def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock = time.perf_counter,
               canary: Canary | None = None, steps: int | None = None, probe: Probe | None = None,
-              wall: Clock = time.time, canary_floor: float | None = None) -> Timing:
+              wall: Clock = time.time, canary_floor: float | None = None, reset: Reset | None = None) -> Timing:
     """Warm up, calibrate and time `run` (already compiled by a first call).
 
     `samples_per_step` is the batch size: throughput = steps * batch / seconds.
@@ -332,19 +343,20 @@ def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock 
     (disturbance.snapshot) is read around every timed call; `wall` (unix s)
     dates the timed repeats, for Timing.timed_window. `canary_floor`: the
     fastest canary (seconds) seen earlier in this run, the full-speed figure
-    when it is faster than any this benchmark reads.
+    when it is faster than any this benchmark reads. `reset` runs before every
+    calibration trial and timed repeat, untimed (a train benchmark's weights).
     """
     canaries = _Canaries(canary or numpy_canary(clock=clock), floor=canary_floor)
     warmup = time_call(lambda: run(protocol.warmup_steps), clock) if protocol.warmup_steps else 0.0
     if steps is None:
-        trials = calibrate(run, protocol, clock, canaries)
+        trials = calibrate(run, protocol, clock, canaries, reset)
         steps = trials[-1][0]
     else:
         if steps < 1:
             raise ValueError(f"benchmark: steps is {steps!r}; expected a positive integer (the fixed work)")
         trials = ()
     started = wall()
-    repeats = measure(run, steps, protocol, clock, canaries, probe)
+    repeats = measure(run, steps, protocol, clock, canaries, probe, reset)
     return Timing(steps=steps, samples_per_step=samples_per_step, repeats=repeats,
                   canary_baseline=canaries.baseline, canary_tolerance=protocol.canary_tolerance,
                   wanted=protocol.repeats, warmup_seconds=warmup, calibration=trials,
@@ -363,7 +375,8 @@ def spread(values: Mapping[str, float] | list[float]) -> float:
 SETUP_CALLS = 3  # one-step calls timed after the repeats to estimate the per-call set-up
 
 
-def setup_seconds(run: Run, timing: Timing, clock: Clock, calls: int = SETUP_CALLS) -> float:
+def setup_seconds(run: Run, timing: Timing, clock: Clock, calls: int = SETUP_CALLS,
+                  reset: Reset | None = None) -> float:
     """The per-call set-up cost (fit/predict's data adapter, callbacks, ...), seconds.
 
     A one-step call costs set-up + one step; a timed repeat costs set-up +
@@ -371,9 +384,14 @@ def setup_seconds(run: Run, timing: Timing, clock: Clock, calls: int = SETUP_CAL
     what a one-step call takes beyond it: median(one-step calls) - pace. Kept
     apart from the headline, so a slower set-up shows as its own number
     (`setup_seconds`, smaller is better) rather than hiding in a mix that
-    depends on the step count. Never negative.
+    depends on the step count. Never negative. `reset` as benchmark's: each
+    one-step call starts where the repeats did.
     """
-    one = statistics.median(time_call(lambda: run(1), clock) for _ in range(calls))
+    def one_step() -> float:
+        untimed_reset(reset)
+        return time_call(lambda: run(1), clock)
+
+    one = statistics.median(one_step() for _ in range(calls))
     repeat = statistics.median(r.seconds for r in timing.kept)
     pace = (repeat - one) / (timing.steps - 1) if timing.steps > 1 else 0.0
     return max(0.0, one - pace)

@@ -60,7 +60,12 @@ from dataclasses import dataclass, replace
 #               a latency round's share moved by a tick, so undisturbed latency
 #               workers were flagged, rerun and left out of the headline
 #               (disturbance.snapshot says how many).
-NAME, VERSION = "workers", 10
+#   workers v11: every timed call of a train benchmark starts from the weights
+#               and optimizer state the gate left (child._start_state, untimed):
+#               trained on from call to call, torch's weights went denormal part
+#               way through a worker, which then ran ~20 % slower (mlp/train),
+#               at a point set by the steps per call its invocation calibrated.
+NAME, VERSION = "workers", 11
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
