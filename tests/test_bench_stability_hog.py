@@ -185,3 +185,16 @@ def test_a_latency_line_shows_its_milliseconds(capsys):
     bs.report_hog("jax", {("mlp", "latency"): {"value": 0.1}}, hogged, HOG)
     assert ("jax: mlp/latency    quiet        0.1  hog      0.103  moved +3.0%  workers under the hog 1, flagged 1"
             "  (grazed 0, flagged 0)") in capsys.readouterr().out.splitlines()
+
+
+def test_the_reference_line_says_when_the_host_itself_moved_beyond_the_goal():
+    def run(ms):
+        return {("mlp", "train"): {"workers": [{"reference_seconds": ms / 1000}, {"reference_seconds": ms / 1000}]}}
+
+    still = [run(2.30), run(2.36), run(2.25)]
+    assert bs.reference_line("torch", still) == "torch: reference workload per run (ms): 2.30, 2.36, 2.25; ±2.6%"
+    stepped = [run(2.28), run(2.28), run(1.97), run(1.97), run(1.98)]
+    assert bs.reference_line("jax", stepped, "ms, the host's own speed") == (
+        "jax: reference workload per run (ms, the host's own speed): 2.28, 2.28, 1.97, 1.97, 1.98; ±15.2%: "
+        "the host itself moved beyond ±5 %, so these runs cannot show the protocol's own stability")
+    assert bs.reference_line("jax", [run(2.3)]) == "jax: reference workload per run (ms): 2.30"

@@ -175,12 +175,13 @@ print(json.dumps([first, trained_on, again, iterations_before_reset, iterations_
 
 @pytest.mark.slow
 @pytest.mark.parametrize("backend", [pytest.param("jax", marks=needs("jax")),
-                                     pytest.param("torch", marks=needs("torch"))])
+                                     pytest.param("torch", marks=needs("torch")),
+                                     pytest.param("mlx", marks=needs("mlx", "keras_mlx"))])
 def test_every_timed_train_call_starts_from_the_same_weights(backend):
     """Workers v11: child._start_state puts the model and Adam's state back, so a
     call after reset() trains exactly as the first timed call did."""
     proc = subprocess.run([sys.executable, "-c", START_STATE_SCRIPT], cwd=REPO, capture_output=True, text=True,
-                          timeout=300, env={**os.environ, "KERAS_BACKEND": backend})
+                          timeout=300, env={**os.environ, "KERAS_BACKEND": backend, "BENCH_MLX_DEVICE": "cpu"})
     assert proc.returncode == 0, proc.stderr[-3000:]
     first, trained_on, again, before, after = json.loads(proc.stdout.strip().splitlines()[-1])
     assert trained_on != first  # without the reset, the next call trains another model

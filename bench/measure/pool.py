@@ -6,7 +6,8 @@ schedule (bench/measure/schedule.py). Each task is one worker process
 
 - fixed work: the first worker to finish a benchmark calibrates its steps per
   call; every later worker of that series (both sides of an A/B run) gets
-  exactly that `steps`, so every worker's figure is the same work.
+  exactly that `steps`, so every worker's figure is the same work (and every
+  timed train call starts from the same weights: workers v11, child._start_state).
 - a worker process that dies keeps the results it finished; the benchmark it
   was in fails with its kind (timeout, crash, oom); the ones it had not
   reached run in a fresh process. An install failure stops that side.
