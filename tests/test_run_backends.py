@@ -187,3 +187,39 @@ def test_every_timed_train_call_starts_from_the_same_weights(backend):
     assert trained_on != first  # without the reset, the next call trains another model
     assert again == first
     assert (before, after) == (11, 1)  # Adam's step count too: 1 (the compile call) + 5 + 5, then back
+
+
+VERIFY_STATE_SCRIPT = r'''
+import json
+from bench.measure import child
+
+seen = {}
+start_state, verify = child._start_state, child._verify
+
+def watched_start_state(model):
+    seen["start"] = int(model.optimizer.iterations.numpy())
+    return start_state(model)
+
+def watched_verify(model, d, spec, last):
+    seen["verify"] = int(model.optimizer.iterations.numpy())
+    return verify(model, d, spec, last)
+
+child._start_state, child._verify = watched_start_state, watched_verify
+spec = child.Spec(backend="jax", keras_backend="jax", model="mlp", mode="train", batch_size=256, repeats=2,
+                  min_repeat_seconds=0.05, warmup_steps=1, result_path="")
+result = child.execute(spec)["result"]
+print(json.dumps([result["status"], result["steps_per_call"], seen["start"], seen["verify"]]))
+'''
+
+
+@pytest.mark.slow
+@needs("jax")
+def test_the_timed_train_check_sees_the_model_the_last_timed_call_left():
+    """After the repeats, the set-up calls put the gate's state back; the check of
+    what was timed (loss, held-out accuracy) must come before them."""
+    proc = subprocess.run([sys.executable, "-c", VERIFY_STATE_SCRIPT], cwd=REPO, capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "KERAS_BACKEND": "jax"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    status, steps, start, at_verify = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert status == "ok" and steps > 1  # (one step would look like a set-up call's state)
+    assert at_verify == start + steps  # the gate's state plus exactly one timed call

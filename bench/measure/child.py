@@ -154,9 +154,10 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
     timing = _stage("timing", harness.benchmark, timed, spec.batch_size, spec.protocol(), clock, None,
                     spec.steps, disturbance.snapshot, time.time, spec.canary_floor, reset)
     energy = timed.energy(len(timing.repeats), spec.batch_size)
-    setup = _stage("timing", harness.setup_seconds, run, timing, clock, harness.SETUP_CALLS, reset)
+    # the model as the last timed call left it, before the set-up calls put the state back
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
     usage.trace("verify")
+    setup = _stage("timing", harness.setup_seconds, run, timing, clock, harness.SETUP_CALLS, reset)
     return dict(status="ok", value=timing.value, samples=list(timing.samples),
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
                 steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy)
