@@ -189,6 +189,29 @@ def reference_line(backend: str, runs: list[dict], label: str = "ms") -> str:
     return line
 
 
+def steady_line(backend: str, runs: list[dict]) -> str | None:
+    """When the host moved beyond HOST_MOVE: each benchmark's spread over the runs
+    whose reference workload read within HOST_MOVE of the set's fastest (picked by
+    the reference workload alone, never by the headlines), and how many held
+    +-5 % and +-3 % there. None when the host held still or too few runs are steady."""
+    refs = references(runs)
+    known = [x for x in refs if not math.isnan(x)]
+    if len(known) < 2 or estimate.spread(known) <= HOST_MOVE:
+        return None
+    steady = [i for i, x in enumerate(refs) if not math.isnan(x) and x <= (1 + HOST_MOVE) * min(known)]
+    spreads = {}
+    for key in runs[steady[0]]:
+        vals = [runs[i][key]["value"] for i in steady if key in runs[i]]
+        if len(vals) >= 2:
+            spreads["/".join(key)] = estimate.spread(vals)
+    if len(steady) < 2 or not spreads:
+        return None
+    held = {goal: sum(s <= goal for s in spreads.values()) for goal in (0.05, 0.03)}
+    return (f"{backend}: over the steady runs ({', '.join(str(i + 1) for i in steady)}; reference workload within "
+            f"{100 * HOST_MOVE:.0f} % of the fastest): " + ", ".join(f"{k} ±{100 * s:.1f}%" for k, s in spreads.items())
+            + f"; within ±5 %: {held[0.05]} of {len(spreads)}, ±3 %: {held[0.03]}")
+
+
 def references(runs: list[dict]) -> list[float]:
     """Per run: the median over all workers of the reference workload (the fastest canary, ms)."""
     out = []
@@ -373,6 +396,9 @@ def from_records(folder: Path) -> int:
         if len(runs) >= 2:
             worst = max(worst, report_stability(backend, runs))
             print(reference_line(backend, runs))
+            steady = steady_line(backend, runs)
+            if steady:
+                print(steady)
         print_mode_time(backend, records)
     print(f"\nlargest spread: ±{100 * worst:.1f}% (goal ±3 %, must ±5 %)")
     return 0
@@ -625,6 +651,9 @@ def main(argv=None) -> int:
     for backend, runs in by_backend.items():
         worst = max(worst, report_stability(backend, runs))
         print(reference_line(backend, runs, "ms, the host's own speed"))
+        steady = steady_line(backend, runs)
+        if steady:
+            print(steady)
     print(f"\nlargest spread: ±{100 * worst:.1f}% (goal ±3 %, must ±5 %)")
     return 0
 

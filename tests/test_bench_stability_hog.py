@@ -198,3 +198,18 @@ def test_the_reference_line_says_when_the_host_itself_moved_beyond_the_goal():
         "jax: reference workload per run (ms, the host's own speed): 2.28, 2.28, 1.97, 1.97, 1.98; ±15.2%: "
         "the host itself moved beyond ±5 %, so these runs cannot show the protocol's own stability")
     assert bs.reference_line("jax", [run(2.3)]) == "jax: reference workload per run (ms): 2.30"
+
+
+def test_the_steady_runs_are_picked_by_the_reference_workload_alone():
+    def run(ms, train, latency):
+        workers = [{"reference_seconds": ms / 1000}]
+        return {("mlp", "train"): {"value": train, "workers": workers},
+                ("mlp", "latency"): {"value": latency, "workers": workers}}
+
+    # the third run's host was 12 % slower (and its headlines with it); the second run's
+    # train headline is off although its host was not: it stays in
+    runs = [run(2.00, 100.0, 0.100), run(2.02, 94.0, 0.101), run(2.24, 88.0, 0.112), run(2.01, 101.0, 0.099)]
+    assert bs.steady_line("jax", runs) == (
+        "jax: over the steady runs (1, 2, 4; reference workload within 5 % of the fastest): mlp/train ±6.0%, "
+        "mlp/latency ±1.0%; within ±5 %: 1 of 2, ±3 %: 1")
+    assert bs.steady_line("jax", [run(2.00, 100.0, 0.1), run(2.04, 90.0, 0.1)]) is None  # the host held still
