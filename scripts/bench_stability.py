@@ -179,9 +179,8 @@ def reference_line(backend: str, runs: list[dict], label: str = "ms") -> str:
     measure), and, beyond HOST_MOVE, that the set cannot judge the protocol."""
     refs = references(runs)
     line = f"{backend}: reference workload per run ({label}): " + ", ".join(f"{x:.2f}" for x in refs)
-    known = [x for x in refs if not math.isnan(x)]
-    if len(known) >= 2:
-        moved = estimate.spread(known)
+    moved = host_moved(refs)
+    if moved is not None:
         line += f"; ±{100 * moved:.1f}%"
         if moved > HOST_MOVE:
             line += (f": the host itself moved beyond ±{100 * HOST_MOVE:.0f} %, so these runs cannot show"
@@ -195,21 +194,37 @@ def steady_line(backend: str, runs: list[dict]) -> str | None:
     the reference workload alone, never by the headlines), and how many held
     +-5 % and +-3 % there. None when the host held still or too few runs are steady."""
     refs = references(runs)
-    known = [x for x in refs if not math.isnan(x)]
-    if len(known) < 2 or estimate.spread(known) <= HOST_MOVE:
+    moved = host_moved(refs)
+    if moved is None or moved <= HOST_MOVE:
         return None
-    steady = [i for i, x in enumerate(refs) if not math.isnan(x) and x <= (1 + HOST_MOVE) * min(known)]
+    fastest = min(x for x in refs if not math.isnan(x))
+    steady = [i for i, x in enumerate(refs) if x <= (1 + HOST_MOVE) * fastest]  # NaN compares False
     spreads = {}
     for key in runs[steady[0]]:
         vals = [runs[i][key]["value"] for i in steady if key in runs[i]]
         if len(vals) >= 2:
             spreads["/".join(key)] = estimate.spread(vals)
-    if len(steady) < 2 or not spreads:
+    if not spreads:  # (one steady run gives no spread)
         return None
     held = {goal: sum(s <= goal for s in spreads.values()) for goal in (0.05, 0.03)}
     return (f"{backend}: over the steady runs ({', '.join(str(i + 1) for i in steady)}; reference workload within "
             f"{100 * HOST_MOVE:.0f} % of the fastest): " + ", ".join(f"{k} ±{100 * s:.1f}%" for k, s in spreads.items())
             + f"; within ±5 %: {held[0.05]} of {len(spreads)}, ±3 %: {held[0.03]}")
+
+
+def host_moved(refs: list[float]) -> float | None:
+    """How far the runs' reference workloads lie from their median (estimate.spread);
+    None with fewer than two known."""
+    known = [x for x in refs if not math.isnan(x)]
+    return estimate.spread(known) if len(known) >= 2 else None
+
+
+def print_host(backend: str, runs: list[dict], label: str = "ms") -> None:
+    """The host's lines under a backend's table: reference_line, and steady_line when it has one."""
+    print(reference_line(backend, runs, label))
+    steady = steady_line(backend, runs)
+    if steady:
+        print(steady)
 
 
 def references(runs: list[dict]) -> list[float]:
@@ -395,10 +410,7 @@ def from_records(folder: Path) -> int:
         print(f"{backend}: {len(records)} runs, wall per run (s): {', '.join(f'{w:.0f}' for w in walls)}")
         if len(runs) >= 2:
             worst = max(worst, report_stability(backend, runs))
-            print(reference_line(backend, runs))
-            steady = steady_line(backend, runs)
-            if steady:
-                print(steady)
+            print_host(backend, runs)
         print_mode_time(backend, records)
     print(f"\nlargest spread: ±{100 * worst:.1f}% (goal ±3 %, must ±5 %)")
     return 0
@@ -650,10 +662,7 @@ def main(argv=None) -> int:
             print(f"{backend} run {i + 1}: {shown}  (wall {wall:.0f} s)", flush=True)
     for backend, runs in by_backend.items():
         worst = max(worst, report_stability(backend, runs))
-        print(reference_line(backend, runs, "ms, the host's own speed"))
-        steady = steady_line(backend, runs)
-        if steady:
-            print(steady)
+        print_host(backend, runs, "ms, the host's own speed")
     print(f"\nlargest spread: ±{100 * worst:.1f}% (goal ±3 %, must ±5 %)")
     return 0
 

@@ -121,12 +121,9 @@ def status_kb(status: Path = STATUS) -> dict[str, int]:
 
 def host_peak_bytes(status: Path = STATUS) -> int:
     """VmHWM (peak RSS since the last reset) on Linux, else getrusage's process peak."""
-    try:
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024  # kB
-    except (OSError, ValueError, IndexError):
-        pass
+    hwm = status_kb(status).get("VmHWM")
+    if hwm is not None:
+        return hwm * 1024
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     return int(peak) if sys.platform == "darwin" else int(peak) * 1024  # macOS: bytes; Linux: KiB
 
