@@ -40,3 +40,29 @@ def test_inference_only_backends_cannot_train():
 def test_mlx_device_setting_is_checked():
     with pytest.raises(ValueError, match="BENCH_MLX_DEVICE is 'metal'; expected 'cpu' or 'gpu'"):
         backends.get("mlx").prepare({"BENCH_MLX_DEVICE": "metal"})
+
+
+def test_jax_on_cuda_records_the_runtime_as_torch_does(monkeypatch):
+    # What jax 0.11.2 gave on an H100 machine (scripts/gpu_check.sh): platform_version
+    # "cuda 13000"; torch there gave "13.0", and the dashboard prints "CUDA <value>".
+    jax = pytest.importorskip("jax")
+
+    class Client:
+        platform_version = "cuda 13000"
+
+    class Device:
+        platform, device_kind, client = "gpu", "NVIDIA H100 80GB HBM3", Client()
+
+    monkeypatch.setattr(jax, "devices", lambda: [Device()])
+    info = backends.get("jax").device_info()
+    assert (info["device"], info["count"], info["cuda"]) == ("gpu:NVIDIA H100 80GB HBM3", 1, "13.0")
+    assert backends.get("jax").cuda_runtime("rocm 60300") == "rocm 60300"  # other text as jax gave it
+
+
+def test_jax_versions_include_its_cuda_plugin(monkeypatch):
+    import importlib.metadata
+
+    real = importlib.metadata.version
+    plugin = {"jax-cuda13-plugin": "0.11.2", "jax-cuda13-pjrt": "0.11.2"}
+    monkeypatch.setattr(importlib.metadata, "version", lambda name: plugin.get(name) or real(name))
+    assert {k: v for k, v in backends.get("jax").versions().items() if k in plugin} == plugin

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from bench.measure.backends import installed_versions, omp_threads, threads
+from bench.measure.telemetry.nvml import cuda_version
 
 NAME = "jax"
-PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt")
+# The CUDA plugins too: a new plugin can move GPU figures with jax unchanged (an H100
+# machine's jax 0.11.2 ran on jax-cuda13-plugin, which records before 2026-12-06 missed).
+PACKAGES = ("jax", "jaxlib", "jax-cuda12-plugin", "jax-cuda12-pjrt", "jax-cuda13-plugin", "jax-cuda13-pjrt")
 
 
 def supports(mode: str) -> bool:
@@ -46,10 +49,17 @@ def device_info() -> dict:
     d = devices[0]
     info = {"device": f"{d.platform}:{d.device_kind}", "count": len(devices)}
     if d.platform != "cpu":
-        # e.g. "cuda 12080": the CUDA runtime (was stored as "driver" before issue 13)
-        info["cuda"] = getattr(d.client, "platform_version", None)
+        info["cuda"] = cuda_runtime(getattr(d.client, "platform_version", None))
         info["cudnn"] = _cudnn_version()
     return info
+
+
+def cuda_runtime(platform_version: str | None) -> str | None:
+    """The CUDA runtime as torch's record gives it ("13.0"), from jax's platform_version
+    ("cuda 13000", seen on an H100 machine: scripts/gpu_check.sh); other text as it is.
+    Records before 2026-12-06 hold jax's own text (before issue 13 under "driver")."""
+    number = (platform_version or "").removeprefix("cuda ")
+    return cuda_version(int(number)) if number.isdigit() else platform_version
 
 
 def _cudnn_version() -> str | None:

@@ -50,8 +50,9 @@ def throttle_names(mask: int) -> list[str]:
     return names + ([f"0x{rest:x}"] if rest else [])
 
 
-def _cuda_version(v: int) -> str:
-    return f"{v // 1000}.{v % 1000 // 10}"  # 12080 -> "12.8"
+def cuda_version(v: int) -> str:
+    """CUDA's integer version (NVML's, jax's) as text: 12080 -> "12.8"."""
+    return f"{v // 1000}.{v % 1000 // 10}"
 
 
 def _processes(nv, h) -> list[dict]:
@@ -113,7 +114,7 @@ def state(module=None) -> dict:
     try:
         out = _read_fields({
             "driver": lambda: _text(nv.nvmlSystemGetDriverVersion()),
-            "cuda_driver": lambda: _cuda_version(nv.nvmlSystemGetCudaDriverVersion()),
+            "cuda_driver": lambda: cuda_version(nv.nvmlSystemGetCudaDriverVersion()),
         })
         count = nv.nvmlDeviceGetCount()
         out["devices"] = [_read_fields({"index": lambda i=i: i,
