@@ -7,7 +7,7 @@
 #    other processes on the card), as text and as JSON.
 # 2. One quick `bench run` of jax and torch on that device: CUDA workers, NVML
 #    state at start and end, energy, device peak memory, latency, the quality gate.
-# 3. Then nightly-protocol `bench run`s of jax and torch, taking turns, until
+# 3. Then nightly-protocol `bench run`s of jax and torch, one after another, until
 #    SECONDS (default 240) have passed since the start: how far the headlines of
 #    separate invocations lie apart on a GPU (report them here with
 #    `scripts/bench_stability.py --from OUT/records`). On an H100 machine the
