@@ -61,7 +61,7 @@ def headline(result: dict, slower: float | None) -> tuple[float, int]:
 
     recorded = [w for w in first if w.get("disturbed")]
     kept_reruns = [r for w, r in zip(recorded, reruns) if flagged(w)]
-    clean = [w for w in first + kept_reruns if not flagged(w)] or first
+    clean = pool.clean([{**w, "disturbed": flagged(w)} for w in first + kept_reruns])
     return estimate.of_workers(clean, result.get("better", "smaller")), sum(map(flagged, first))
 
 
