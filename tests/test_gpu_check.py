@@ -44,11 +44,14 @@ def test_check_then_a_quick_run_on_a_gpu_device_with_everything_in_few_files(tmp
     # the device it ran as is a valid gpu device of the project's own config
     device = config.load(tmp_path / "benchmarks.yaml").devices["gpu-check"]
     assert (device.backends, device.accelerator, device.local_only, device.threads) == (("jax", "torch"), "gpu", True, None)
-    assert "0 nightly invocations" in (out / "log.txt").read_text()
+    assert "0 nightly invocations after the first" in (out / "log.txt").read_text()
 
 
 def test_bad_arguments_get_one_line_naming_them(tmp_path):
-    assert (run(tmp_path).returncode, run(tmp_path).stderr) == (2, "gpu_check: usage: gpu_check.sh OUT [SECONDS]\n")
+    usage = "gpu_check: usage: gpu_check.sh OUT [SECONDS [nightly|quick]]\n"
+    assert (run(tmp_path).returncode, run(tmp_path).stderr) == (2, usage)
     done = run(tmp_path, tmp_path / "out", "five")
     assert (done.returncode, done.stderr) == (2, "gpu_check: SECONDS is 'five'; expected a whole number of seconds\n")
+    done = run(tmp_path, tmp_path / "out", 60, "full")
+    assert (done.returncode, done.stderr) == (2, "gpu_check: the protocol is 'full'; expected nightly or quick\n")
     assert not (tmp_path / "calls.txt").exists()
