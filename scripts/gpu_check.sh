@@ -12,7 +12,7 @@
 #    have passed since the start: how far the headlines of separate invocations
 #    lie apart on a GPU (report them here with `scripts/bench_stability.py --from
 #    OUT/records`). On an H100 machine the quick run alone took 250 s (README
-#    "On a GPU"): where one command may run 600 s, `OUT 600 quick` gives a second
+#    "On a GPU"): where one command may run 600 s, `OUT 560 quick` gives a second
 #    quick invocation to compare with the first.
 #
 # The device is `gpu-check` in a copy of benchmarks.yaml (OUT/benchmarks.yaml):
