@@ -19,25 +19,24 @@ skipped and do not break a stretch.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_stability import load_records  # noqa: E402
+
 FAST_PERCENTILE = 10
 
 
 def starts(folder: Path) -> list[tuple[float, float]]:
     """(start time, reference seconds) of every worker kept in the folder's records."""
-    out = []
-    for path in sorted(folder.glob("*.json")):
-        for r in json.loads(path.read_text())["results"]:
-            for w in r.get("workers", []):
-                if w.get("reference_seconds") and w.get("window"):
-                    out.append((w["window"][0], w["reference_seconds"]))
-    return sorted(out)
+    workers = (w for records in load_records([folder]).values() for d in records
+               for r in d["results"] for w in r.get("workers", []))
+    return sorted((w["window"][0], w["reference_seconds"]) for w in workers
+                  if w.get("reference_seconds") and w.get("window"))
 
 
 def minutes(points: list[tuple[float, float]]) -> list[float]:

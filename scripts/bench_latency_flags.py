@@ -22,21 +22,22 @@ says if one differs).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))  # bench_stability (which puts the repository on sys.path)
 
-from bench.measure import disturbance, estimate, pool  # noqa: E402
+from bench_stability import load_records, ok_workers, rules_of  # noqa: E402
+
+from bench.measure import estimate, pool  # noqa: E402
 
 RULES = (None, 1.03, 1.05, 1.10, float("inf"))  # None: as recorded; inf: canary-only flags off
 
 
 def canary_only(w: dict) -> bool:
-    return bool(w.get("disturbed")) and w.get("disturbed_why") == disturbance.WHY["canary"]
+    return bool(w.get("disturbed")) and rules_of(w.get("disturbed_why", "")) == ["canary"]
 
 
 def rule_name(slower: float | None) -> str:
@@ -47,7 +48,7 @@ def rule_name(slower: float | None) -> str:
 
 def headline(result: dict, slower: float | None) -> tuple[float, int]:
     """(the latency headline under the rule, how many first-round workers it flags)."""
-    ok = [w for w in pool.counted(result["workers"]) if w["status"] == "ok"]
+    ok = ok_workers(result)
     first, reruns = [w for w in ok if not w.get("rerun")], [w for w in ok if w.get("rerun")]
     clean_values = [w["value"] for w in first if not w.get("disturbed")]
     centre = statistics.median(clean_values) if clean_values else None
@@ -67,10 +68,8 @@ def headline(result: dict, slower: float | None) -> tuple[float, int]:
 
 def latency_results(folder: Path):
     """(backend, model, result) of every ok latency result kept in the folder."""
-    for path in sorted(folder.glob("*.json")):
-        record = json.loads(path.read_text())
-        backend = path.name.split("--")[0]
-        for r in record["results"]:
+    for backend, records in load_records([folder]).items():
+        for r in (r for d in records for r in d["results"]):
             if r["mode"] == "latency" and r["status"] == "ok":
                 yield backend, r["model"], r
 

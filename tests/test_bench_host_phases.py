@@ -16,7 +16,8 @@ def write(folder: Path, refs_by_minute: list[list[float]]):
     folder.mkdir(parents=True, exist_ok=True)
     workers = [{"status": "ok", "value": 1.0, "reference_seconds": ref, "window": [1000.0 + 60 * m + 10, 1000.0 + 60 * m + 20]}
                for m, refs in enumerate(refs_by_minute) for ref in refs]
-    (folder / "jax--local-cpu--run1-1.json").write_text(json.dumps({"results": [{"workers": workers}]}))
+    record = {"target": {"backend": "jax"}, "run": {"started_at": "2026-12-06T01:00:00Z"}, "results": [{"workers": workers}]}
+    (folder / "jax--local-cpu--run1-1.json").write_text(json.dumps(record))
 
 
 def test_minutes_over_the_fast_level_and_the_longest_slow_stretch(tmp_path):

@@ -28,7 +28,8 @@ def write(folder: Path, run: int, workers: list[dict], value: float):
     folder.mkdir(parents=True, exist_ok=True)
     result = {"model": "mlp", "mode": "latency", "status": "ok", "better": "smaller", "value": value,
               "workers": workers}
-    (folder / f"torch--local-cpu--run{run}-1.json").write_text(json.dumps({"results": [result]}))
+    record = {"target": {"backend": "torch"}, "run": {"started_at": f"2026-12-06T0{run}:00:00Z"}, "results": [result]}
+    (folder / f"torch--local-cpu--run{run}-1.json").write_text(json.dumps(record))
 
 
 def test_each_rule_flags_and_recomputes_the_headlines(tmp_path):
