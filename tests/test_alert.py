@@ -82,6 +82,19 @@ def test_open_once_comment_when_it_moves_close_when_back(tmp_path, gh, capsys):
     assert alert(data) == 0 and capsys.readouterr().out == ""  # closed: nothing more to do
 
 
+def test_the_issue_says_what_the_host_did_on_the_nights_since(tmp_path, gh, capsys):
+    # protocol 2's workers time a reference workload: 12 % slower from the change on
+    def worker(i):
+        return {"value": 1.0, "samples": [1.0], "status": "ok", "disturbed": False,
+                "reference_seconds": 0.0020 if i < len(FLAT) else 0.00224}
+
+    data = write_data([make_record([ok("b", "train", v, workers=[worker(i)])], started_at=T0 + timedelta(days=i),
+                                   run_id=f"b{i}") for i, v in enumerate(STEP)], tmp_path / "data")
+    assert alert(data) == 0
+    [issue] = issues(gh).values()
+    assert "\n- on the nights since: the host 12.0 % slower (reference workload)\n" in issue["body"]
+
+
 def test_a_failing_gh_is_one_line(tmp_path, gh, capsys, monkeypatch):
     data = write_data(recs("b", STEP), tmp_path / "data")
     monkeypatch.setenv("FAKE_GH_FAIL", "issues")

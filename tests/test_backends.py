@@ -28,6 +28,9 @@ def test_every_backend_module_has_the_same_interface(module):
 def test_versions_read_package_metadata(module):
     v = module.versions()
     assert v["keras-nightly"]  # installed in every environment that runs the harness
+    # every backend's data and the reference workload run on numpy (bench/analyse/host.py)
+    import numpy
+    assert v["numpy"] == numpy.__version__
     assert all(isinstance(k, str) and isinstance(x, str) for k, x in v.items())
 
 

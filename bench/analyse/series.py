@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Callable, Iterable, Sequence
 
-from bench.analyse import envsummary
+from bench.analyse import envsummary, host
 from bench.records.extensions import reference_side
 from bench.records.newest import is_newer, newness
 from bench.records.record import ErrorInfo, Result, RunRecord
@@ -42,6 +42,9 @@ class Point:
     # That night's machine and software as text fields (bench.analyse.envsummary):
     # the dashboard's tooltip and its "what changed from the previous point".
     state: tuple[tuple[str, str], ...] = ()
+    # The host's own speed that night: the record's median reference workload
+    # in seconds (bench.analyse.host.seconds), None before workers recorded it.
+    host: float | None = None
 
     @property
     def protocol(self) -> str:
@@ -141,12 +144,14 @@ def _text(v) -> str | None:
 def build_series(records: Iterable[RunRecord],
                  results: Callable[[RunRecord], Iterable[Result]] = lambda rec: rec.results,
                  state: Callable[[RunRecord], tuple[tuple[str, str], ...]] | None = None,
-                 ) -> dict[SeriesKey, Series]:
+                 speed: bool = True) -> dict[SeriesKey, Series]:
     """Group nightly records into series, sorted by key.
 
     `results` picks a record's results: the headline ones by default,
     `derived_results` for the metric series (see `metric_series`);
-    `state` a point's environment text (default envsummary.summary)."""
+    `state` a point's environment text (default envsummary.summary);
+    `speed`: the points carry the host reading (host.seconds, ~25 µs a
+    record of 30 workers), which only a speed's note uses."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
     fails: dict[SeriesKey, list[Failure]] = {}
     skips: dict[SeriesKey, list[Failure]] = {}
@@ -157,6 +162,7 @@ def build_series(records: Iterable[RunRecord],
             continue
         t, attempt = rec.started_at, rec.attempt
         point_state = state(rec) if state else envsummary.summary(rec.environment, rec.data.get("run"))
+        reading = host.seconds(rec.data) if speed else None
         for r in results(rec):
             key = (rec.backend, rec.device, r.model, r.mode)
             seen[key] = max(seen.get(key, t), t)
@@ -164,7 +170,7 @@ def build_series(records: Iterable[RunRecord],
                 p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
                           rec.keras_version, rec.url, tuple(r.samples), r.unit,
                           keras_commit=_text(rec.environment.get("keras_commit")),
-                          env=env_fingerprint(rec.environment), state=point_state)
+                          env=env_fingerprint(rec.environment), state=point_state, host=reading)
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
                 if old is None or is_newer(p, old):
@@ -288,8 +294,9 @@ def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """The derived series (latency p99, host/device peak memory, energy) that have points."""
     records = list(records)
     other = tuple(m for m in METRICS if m not in MEMORY_METRICS)
-    both = {**build_series(records, lambda rec: derived_results(rec, other)),
-            **build_series(records, lambda rec: derived_results(rec, MEMORY_METRICS), memory_state)}
+    # no host reading (speed=False): the status note speaks of the host for the headline alone
+    both = {**build_series(records, lambda rec: derived_results(rec, other), speed=False),
+            **build_series(records, lambda rec: derived_results(rec, MEMORY_METRICS), memory_state, speed=False)}
     return {k: both[k] for k in sorted(both) if both[k].points}
 
 
@@ -348,8 +355,9 @@ def _reference_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
 
 
 def reference_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
-    """The "<mode>.vs-ref" series that have points."""
-    return {k: s for k, s in build_series(records, reference_results, _reference_state).items() if s.points}
+    """The "<mode>.vs-ref" series that have points; no host reading (speed=False):
+    the ratio's two sides share the host."""
+    return {k: s for k, s in build_series(records, reference_results, _reference_state, speed=False).items() if s.points}
 
 
 def in_table(mode: str) -> bool:

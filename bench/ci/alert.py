@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Mapping, Sequence
 from urllib.parse import quote, unquote
 
+from bench.analyse import host
 from bench.present.escape import markdown as escape
 from bench.present.format import format_delta, format_value
 from bench.present.table import Row
@@ -161,6 +162,8 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
                   f"- first nightly after: Keras {escape(w.after.label())}",
                   f"- Keras commits between them: {w.commits_url}"]
         lines += [f"- also changed: {escape(c.text())}" for c in w.env_changes]
+    if r.host is not None:  # a slower host on the nights since is likely the machine (README "A slow host")
+        lines.append(f"- on the nights since: {host.describe(r.host)}")
     if link:
         lines.append(f"- chart: {link}")
     lines += ["", f"Run `python -m bench show SERIES --data DIR` for the nights, or the bisect workflow "

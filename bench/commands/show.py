@@ -5,9 +5,9 @@
 Pipeline: load (thresholds, every record under DIR/runs; bad files are
 named on stderr and skipped) -> compute (the series and its status) ->
 write (one line per night: date, value, Δ to the night before, Keras
-version and commit, a mark: ◆ the change, ▼/▲ a night off the level beyond
-the noise band, ✖ a failure). An unknown series is named with the ones the
-data has.
+version and commit, the host's speed against the nights before, a mark:
+◆ the change, ▼/▲ a night off the level beyond the noise band, ✖ a
+failure). An unknown series is named with the ones the data has.
 """
 
 from __future__ import annotations

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import math
-
+from bench.analyse import host
 from bench.present.escape import markdown as escape
 from bench.present.format import DASH, format_delta, format_value
-from bench.present.table import Row, sort_rows, summary
+from bench.present.table import Row, back_at_level, sort_rows, summary
 
 HEADER = ("BACKEND↑", "DEVICE", "MODEL", "MODE", "LATEST", "Δ PREV", "TREND", "RUNS", "STATUS", "NOTE")
 NOTE_CHARS = 80  # a failure message is cut here: the table must stay readable
@@ -75,7 +74,14 @@ def cells(r: Row) -> tuple[str, ...]:
 
 
 def note(r: Row) -> str:
-    """Why the status says what it says, when that is not obvious."""
+    """Why the status says what it says, when that is not obvious, and what
+    the host did on the nights it speaks of (bench.analyse.host)."""
+    text = _why(r)
+    words = host.describe(r.host)
+    return f"{text}; {words}" if text and words else text
+
+
+def _why(r: Row) -> str:
     if r.status in ("Regressed", "Faster") and r.change is not None:
         c = r.change
         text = f"{format_delta(c.relative)}: {format_value(c.before)} → {format_value(c.after)} {r.unit}"
@@ -85,8 +91,7 @@ def note(r: Row) -> str:
         return (f"newest 2 nights {format_delta(rel)} from {format_value(level)} {r.unit}: "
                 "a change if the next night agrees")
     if r.status == "Steady" and r.delta_off and r.level is not None and r.delta_prev is not None:
-        prev = r.latest / (1 + r.delta_prev) if r.latest is not None else None
-        if prev is not None and abs(math.log(r.latest / r.level)) < abs(math.log(prev / r.level)):
+        if back_at_level(r.latest, r.delta_prev, r.level):
             return f"back at {format_value(r.level)} {r.unit} after an off night"
         return f"one night off {format_value(r.level)} {r.unit}: not a change"
     if r.status in ("Failed", "Skipped") and r.last_failure is not None:

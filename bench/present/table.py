@@ -12,8 +12,9 @@ from typing import Any, Mapping
 
 from bench.config import Trends
 from bench.records.record import format_time
+from bench.analyse import host
 from bench.analyse.series import Failure, Series, SeriesKey
-from bench.analyse.trends import STATUSES, Change, assess, band, delta_prev, watched
+from bench.analyse.trends import BASELINE, STATUSES, Change, assess, band, delta_prev, watched
 from bench.analyse.window import Window, change_window
 from bench.present.format import sparkline
 
@@ -28,7 +29,9 @@ class Row:
     window: the nightlies around the change (Regressed/Faster); watch:
     (level, relative) for a Watch row, what the newest two nights are off
     from; delta_off: 'worse' | 'better' when Δ PREV is beyond the series'
-    noise band (in the series' direction), None when within it."""
+    noise band (in the series' direction), None when within it; host: how
+    much slower the host ran on the nights the note speaks of than before
+    (bench.analyse.host.shift; None when unknown or not spoken of)."""
 
     backend: str
     device: str
@@ -47,6 +50,7 @@ class Row:
     window: Window | None = None
     watch: tuple[float, float] | None = None
     delta_off: str | None = None
+    host: float | None = None
 
     def __post_init__(self):
         if self.delta_off not in (None, "worse", "better"):
@@ -73,6 +77,7 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
         s = series[key]
         a = assess(s, newest_run, trends)
         values = s.values()
+        off = _delta_off(values, s.better, band(a.noise, trends))
         rows.append(Row(
             backend=s.backend, device=s.device, model=s.model, mode=s.mode,
             latest=values[-1] if values else None, delta_prev=delta_prev(values),
@@ -82,7 +87,7 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
             last_failure=_last_problem(s, a.status), level=a.level,
             window=change_window(s, a.change),
             watch=watched(values, trends) if a.status == "Watch" else None,
-            delta_off=_delta_off(values, s.better, band(a.noise, trends)),
+            delta_off=off, host=_host_shift(s, a, off),
         ))
     return rows
 
@@ -124,6 +129,35 @@ def _delta_off(values, better: str, half_band: float) -> str | None:
     return "better" if (step > 0) == (better == "bigger") else "worse"
 
 
+def back_at_level(latest: float | None, delta_prev: float | None, level: float | None) -> bool:
+    """The newest night is nearer the level than the night before it: a
+    Steady row's off night was the previous one, not the newest."""
+    if latest is None or delta_prev is None or level is None:
+        return False
+    prev = latest / (1 + delta_prev)
+    return abs(math.log(latest / level)) < abs(math.log(prev / level))
+
+
+def _host_shift(s: Series, a, off: str | None) -> float | None:
+    """What the host did on the nights the note speaks of, against the nights
+    before them: since a change, a Watch row's newest two, a Steady row's off
+    night. None where the points carry no host reading (series.build_series's
+    `speed`: the headline series only)."""
+    n = len(s.points)
+    if n < 2:
+        return None
+    if a.status in ("Regressed", "Faster") and a.change is not None:
+        start, end = a.change.index, None
+    elif a.status == "Watch":
+        start, end = n - 2, None
+    elif a.status == "Steady" and off:
+        values = s.values()
+        start, end = (n - 2, n - 1) if back_at_level(values[-1], delta_prev(values), a.level) else (n - 1, None)
+    else:
+        return None
+    return host.shift(host.readings(s.points, start), start, end, before=BASELINE)
+
+
 def _last_problem(s: Series, status: str) -> Failure | None:
     if s.failures:
         return s.failures[-1]
@@ -153,5 +187,5 @@ def _row_json(r: Row) -> dict[str, Any]:
         "unit": r.unit, "better": r.better, "level": r.level, "change": change, "last_failure": failure,
         "window": r.window.to_json() if r.window is not None else None,
         "watch": {"level": r.watch[0], "relative": r.watch[1]} if r.watch is not None else None,
-        "delta_off": r.delta_off,
+        "delta_off": r.delta_off, "host": r.host,
     }

@@ -92,6 +92,8 @@ WORKER: Mapping[str, tuple[Check, str]] = {
     "timed_window": (_span, "[start, end] in unix seconds, start <= end"),
     "host_peak_bytes": (_integer(0), "an integer >= 0"),  # this worker's peak RSS for the benchmark
     "position": (_integer(0), "an integer >= 0"),  # benchmarks its process ran before this one
+    # its fastest run of the reference workload (the canary), the host's speed (bench/analyse/host.py)
+    "reference_seconds": (_number(), "a finite number >= 0"),
     "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
               'an object {"kind": str, "message": str}'),
 }

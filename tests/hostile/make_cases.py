@@ -114,6 +114,9 @@ CASES = {
     "timed_window_backwards": (text(edit(**{"results.0.workers": [
         {"value": 1000.0, "samples": [1000.0], "status": "ok", "disturbed": False, "timed_window": [5.0, 1.0]}]})),
         "refused", "field results[0].workers[0].timed_window is [5.0, 1.0]", "skipped"),
+    "reference_seconds_is_string": (text(edit(**{"results.0.workers": [
+        {"value": 1000.0, "samples": [1000.0], "status": "ok", "disturbed": False, "reference_seconds": "2ms"}]})),
+        "refused", "field results[0].workers[0].reference_seconds is '2ms'", "skipped"),
     "latency_p50_is_string": (text(edit(**{"results.0.latency": {"p50_ms": "fast"}})), "refused",
                               "field results[0].latency.p50_ms is 'fast'", "skipped"),
     "memory_negative_bytes": (text(edit(**{"results.0.memory": {"host_peak_bytes": -1}})), "refused",

@@ -74,9 +74,12 @@ def get(keras_backend: str) -> ModuleType:
 
 
 def installed_versions(packages: tuple[str, ...]) -> dict[str, str]:
-    """{package: version} for the installed ones among `packages` (plus keras-nightly)."""
+    """{package: version} for the installed ones among `packages`, plus Keras and
+    numpy: every backend's input data and the reference workload run on numpy, so
+    a new numpy can move a night (bench/analyse/host.py compares host readings
+    under one numpy only)."""
     out = {}
-    for name in ("keras-nightly", "keras", *packages):
+    for name in ("keras-nightly", "keras", "numpy", *packages):
         try:
             out[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

@@ -1,0 +1,89 @@
+"""How fast the host itself ran on a night, from the reference workload (pure).
+
+Every protocol-2 worker times a fixed numpy workload (the canary) between its
+repeats and records its fastest run as `reference_seconds` (bench/measure/
+pool.py). No Keras code runs in it, so when a whole night reads slow and this
+workload reads slow too, the host was slow, not Keras. The headline is never
+rescaled by it (issue 10): the status table only says what the host did on the
+nights a row's note speaks of (bench/present/markdown.py).
+
+Units: seconds, smaller is faster. A shift is slow/usual - 1: positive means
+the host ran slower on those nights than on the nights before.
+"""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Mapping, Sequence
+
+# A night's reading is the median over every counted worker of the record
+# (5 workers x 6 benchmarks on a local nightly): one worker's reading moves by
+# ±10 % on a calm host, the record's median by a few percent. Below HELD the
+# note calls the host as before. Chosen on the workers v11 kept sets
+# (scripts/bench_host_note.py; README "A slow host or slow Keras"): 30 of the 31
+# rows that read 5 % or more worse came on nights this read 5 % or more slower,
+# 1 of the 180 rows on the other nights; at 3 % the same 30, with more calm
+# rows called slower; at 8 and 10 %, 29 and 26.
+HELD = 0.05
+
+
+def seconds(data: Mapping[str, Any]) -> float | None:
+    """The record's host reading: the median `reference_seconds` of the ok workers
+    that count (a duet's calibration worker and `alone` leftovers do not); None
+    when no worker has one (protocol 1, or a record from before it was kept)."""
+    readings = [w["reference_seconds"] for r in data.get("results", ()) if isinstance(r, Mapping)
+                for w in r.get("workers", ()) or () if _counted(w)]
+    return statistics.median(readings) if readings else None
+
+
+def _counted(w: Any) -> bool:
+    if not isinstance(w, Mapping) or w.get("status") != "ok" or w.get("calibration") or w.get("alone"):
+        return False
+    v = w.get("reference_seconds")
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
+
+
+def shift(readings: Sequence[float | None], start: int, end: int | None = None, *,
+          before: int) -> float | None:
+    """median(readings[start:end]) / median(up to `before` readings before
+    `start`; the callers pass trends.BASELINE, the nights the status's old
+    level rests on) - 1, over the nights that have a reading; None when either
+    side has none. `readings` are one series' nights, oldest first."""
+    if not 0 <= start < len(readings):
+        return None
+    now = [r for r in readings[start:end] if r]
+    usual = [r for r in readings[max(0, start - before):start] if r]
+    if not now or not usual:
+        return None
+    return statistics.median(now) / statistics.median(usual) - 1
+
+
+def readings(points: Sequence[Any], at: int) -> list[float | None]:
+    """The host readings of a series' points (series.Point) comparable with
+    night `at`'s: those of another protocol (a duet shares the host with its
+    partner) or another numpy (the workload's own code) read None."""
+    kinds = [_kind(p) for p in points]
+    return [p.host if k == kinds[at] else None for p, k in zip(points, kinds)]
+
+
+def night_shifts(points: Sequence[Any], *, before: int) -> list[float | None]:
+    """Each night's shift against the comparable nights before it (`bench show`):
+    `shift(readings(points, i), i, i + 1)` for every i, the readings made once
+    per kind of night rather than once per night."""
+    kinds = [_kind(p) for p in points]
+    by_kind = {k: [p.host if pk == k else None for p, pk in zip(points, kinds)] for k in set(kinds)}
+    return [shift(by_kind[k], i, i + 1, before=before) for i, k in enumerate(kinds)]
+
+
+def _kind(p: Any) -> tuple[str, str | None]:
+    return p.protocol, dict(p.env).get("numpy")
+
+
+def describe(value: float | None) -> str:
+    """The note's words: 'the host as before (reference workload +1.2 %)',
+    'the host 14.0 % slower (reference workload)', '' when unknown."""
+    if value is None:
+        return ""
+    if abs(value) < HELD:
+        return f"the host as before (reference workload {value * 100:+.1f} %)"
+    return f"the host {abs(value) * 100:.1f} % {'slower' if value > 0 else 'faster'} (reference workload)"

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Does the host's reference workload tell a slow host from slow Keras? Over kept sets.
+
+    .venv/bin/python scripts/bench_host_note.py .local/stab-48 .local/stab-49 ... [--off 0.05]
+
+The status table's note says what the host did on the nights it speaks of
+(bench/analyse/host.py): a record's host reading is the median
+`reference_seconds` over its workers, and a night's shift is that reading
+against the usual one. This treats each invocation of a kept set
+(`bench_stability.py --keep DIR`; same Keras, so every move is the machine's)
+as a night, its shift against the median of the set's other invocations, and
+counts, for each (backend, model, mode) row:
+
+- off nights: the headline worse than the other invocations' median by at least
+  --off; how many of them the host reading calls slower, as before, faster;
+- nights the host read slower: how far the rows moved then, against the rest.
+
+With one Keras build, an off night the host calls "as before" is a miss (a
+Keras regression would look the same), and the threshold (host.HELD) is
+chosen where off nights are called slower while calm nights seldom are.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+from scipy import stats
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from bench.analyse import host  # noqa: E402
+from bench_stability import load_records  # noqa: E402
+
+THRESHOLDS = (0.03, 0.05, 0.08, 0.10)
+
+
+def worse(value: float, usual: float, better: str) -> float:
+    """How much worse than usual, as a fraction (negative: better)."""
+    return usual / value - 1 if better == "bigger" else value / usual - 1
+
+
+def nights(folders: list[Path]) -> list[tuple[float, list[float]]]:
+    """Per invocation (a backend's record in a set): (host shift, each ok row's worse-ness),
+    both against the median of the set's other invocations of that backend."""
+    out = []
+    for folder in folders:
+        for records in load_records([folder]).values():
+            readings = [host.seconds(d) for d in records]
+            rows: dict[tuple[str, str], list[tuple[int, float, str]]] = {}
+            for i, d in enumerate(records):
+                for r in d["results"]:
+                    if r.get("status") == "ok":
+                        rows.setdefault((r["model"], r["mode"]), []).append((i, r["value"], r.get("better", "bigger")))
+            for i, reading in enumerate(readings):
+                others = [x for j, x in enumerate(readings) if j != i and x]
+                if not reading or not others:
+                    continue
+                moves = []
+                for series in rows.values():
+                    mine = [v for j, v, _ in series if j == i]
+                    rest = [v for j, v, _ in series if j != i]
+                    if mine and rest:
+                        moves.append(worse(mine[0], statistics.median(rest), series[0][2]))
+                out.append((reading / statistics.median(others) - 1, moves))
+    return out
+
+
+def report(folders: list[Path], off: float) -> list[str]:
+    found = nights(folders)
+    if not found:
+        return [f"no invocation with a host reading in {', '.join(map(str, folders))}"]
+    lines = [f"{len(found)} invocations, {sum(len(m) for _, m in found)} rows; an off night is a row "
+             f"{off * 100:.0f} % or more worse than the set's other invocations"]
+    shifts = [s for s, m in found for _ in m]
+    moves = [x for _, m in found for x in m]
+    rho = stats.spearmanr(shifts, moves)
+    lines.append(f"host shift against the row's move, per row: Spearman {rho.statistic:.2f} (p={rho.pvalue:.2g})")
+    offs = [(s, x) for s, x in zip(shifts, moves) if x >= off]
+    lines.append(f"{'threshold':<10} {'off nights: slower / as before / faster':<42} "
+                 f"{'host-slower nights: rows off, median move':<44} other nights: rows off, median move")
+    for t in THRESHOLDS:
+        slow = sum(s >= t for s, _ in offs)
+        fast = sum(s <= -t for s, _ in offs)
+        on = [x for s, x in zip(shifts, moves) if s >= t]
+        rest = [x for s, x in zip(shifts, moves) if s < t]
+        lines.append(f"{t * 100:>5.0f} %    {f'{slow} / {len(offs) - slow - fast} / {fast} of {len(offs)}':<42} "
+                     f"{_moves(on, off):<44} {_moves(rest, off)}")
+    return lines
+
+
+def _moves(moves: list[float], off: float) -> str:
+    if not moves:
+        return "none"
+    return (f"{sum(x >= off for x in moves)} of {len(moves)}, "
+            f"{statistics.median(moves) * 100:+.1f} %")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("folders", nargs="+", type=Path, help="kept sets (bench_stability.py --keep DIR)")
+    p.add_argument("--off", type=float, default=0.05, help="a row this much worse is an off night (default 0.05)")
+    a = p.parse_args()
+    missing = [str(f) for f in a.folders if not f.is_dir()]
+    if missing:
+        print(f"bench_host_note: no such folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    print("\n".join(report(a.folders, a.off)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+"""The host's own speed from the reference workload (bench/analyse/host.py), and
+what the status table's note says of it, on made-up nights."""
+
+from datetime import timedelta
+
+import pytest
+
+from bench.analyse import host
+from bench.analyse.series import all_series, build_series
+from bench.config import Trends
+from bench.present.markdown import note
+from bench.present.table import build_rows
+from tests.helpers import T0, make_record, ok
+
+
+def worker(ref, **extra):
+    return {"value": 1000.0, "samples": [1000.0], "status": "ok", "disturbed": False,
+            "reference_seconds": ref, **extra}
+
+
+def test_a_nights_reading_is_the_median_over_the_workers_that_count():
+    data = {"results": [
+        {"workers": [worker(0.002), worker(0.004), worker(0.003)]},
+        {"workers": [worker(0.001, calibration=True), worker(0.009, alone=True),  # ran outside the duets
+                     {"status": "failed", "reference_seconds": 0.009},
+                     worker("2ms"), worker(True), worker(-1.0), worker(float("inf")), "junk"]},
+        {"model": "mlp"},  # protocol 1: no workers
+    ]}
+    assert host.seconds(data) == 0.003
+    assert host.seconds({"results": [{"model": "mlp", "value": 1.0}]}) is None
+
+
+def test_a_shift_is_the_nights_against_the_usual_ones_slower_positive():
+    readings = [0.0020, 0.0021, None, 0.0019, 0.0020, 0.0023, 0.0023]
+    assert host.shift(readings, 5, before=36) == pytest.approx(0.15)  # 2.3 ms against a median 2.0
+    assert host.shift(readings, 5, 6, before=36) == pytest.approx(0.15)
+    assert host.shift(readings, 4, 5, before=3) == pytest.approx(0.0)  # 2.1, none, 1.9: a median 2.0
+    assert host.shift(readings, 4, 5, before=2) == pytest.approx(0.0020 / 0.0019 - 1)
+    assert host.shift(readings, 6, before=1) == pytest.approx(0.0)  # only the night before: 2.3
+    assert host.shift(readings, 2, 3, before=36) is None  # no reading that night
+    assert host.shift(readings, 0, before=36) is None  # nothing before
+    assert host.shift(readings, 7, before=36) is None
+
+
+def test_readings_under_another_protocol_or_numpy_are_not_compared():
+    def points(*protocols_and_numpys):
+        recs = [make_record([ok("mlp", "train", 1000.0, workers=[worker(0.002 + i / 1000)])],
+                            started_at=T0 + timedelta(days=i), environment={"backend_versions": {"numpy": numpy}},
+                            run={"protocol": {"name": "workers", "version": v}})
+                for i, (v, numpy) in enumerate(protocols_and_numpys)]
+        return build_series(recs)[("jax", "local-cpu", "mlp", "train")].points
+
+    got = host.readings(points((10, "2.3.1"), (11, "2.3.1"), (11, "2.4.0"), (11, "2.3.1")), 3)
+    assert got == [None, 0.003, None, 0.005]
+
+
+def test_the_note_words():
+    assert host.describe(None) == ""
+    assert host.describe(0.012) == "the host as before (reference workload +1.2 %)"
+    assert host.describe(-0.049) == "the host as before (reference workload -4.9 %)"
+    assert host.describe(0.14) == "the host 14.0 % slower (reference workload)"
+    assert host.describe(-0.08) == "the host 8.0 % faster (reference workload)"
+
+
+def rows(values, refs, mode="train"):
+    recs = [make_record([ok("mlp", mode, v, workers=[worker(r)] if r else [])], started_at=T0 + timedelta(days=i))
+            for i, (v, r) in enumerate(zip(values, refs))]
+    return build_rows(build_series(recs), Trends())
+
+
+FLAT = [1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4
+
+
+def test_a_regression_while_the_host_held_says_so():
+    [row] = rows(FLAT + [900.0, 902.0, 899.0], [0.0020] * 20 + [0.00202] * 3)
+    assert row.status == "Regressed"
+    assert note(row).startswith("-10.0%: 1.0k → 900 samples/s; Keras ")
+    assert note(row).endswith("; the host as before (reference workload +1.0 %)")
+
+
+def test_a_regression_on_a_slower_host_says_how_much_slower_since_the_change():
+    [row] = rows(FLAT + [900.0, 902.0, 899.0], [0.0020] * 20 + [0.0023, 0.0022, 0.0024])
+    assert row.status == "Regressed" and row.host == pytest.approx(0.15)
+    assert note(row).endswith("; the host 15.0 % slower (reference workload)")
+
+
+def test_one_off_night_names_the_hosts_speed_that_night():
+    [row] = rows(FLAT + [800.0], [0.0020] * 20 + [0.0026])
+    assert note(row) == "one night off 1.0k samples/s: not a change; the host 30.0 % slower (reference workload)"
+    # back at the level the next night: the note speaks of the off night, and so does the host
+    [row] = rows(FLAT + [800.0, 1000.0], [0.0020] * 20 + [0.0026, 0.0020])
+    assert note(row) == ("back at 1.0k samples/s after an off night; "
+                         "the host 30.0 % slower (reference workload)")
+
+
+def test_a_watch_row_reads_the_newest_two_nights():
+    [row] = rows(FLAT + [900.0, 905.0], [0.0020] * 20 + [0.0022, 0.0022])
+    assert row.status == "Watch"
+    assert note(row).endswith(": a change if the next night agrees; the host 10.0 % slower (reference workload)")
+
+
+def test_no_host_words_without_readings_or_without_a_note():
+    [row] = rows(FLAT + [900.0, 902.0, 899.0], [None] * 23)
+    assert row.status == "Regressed" and row.host is None and "host" not in note(row)
+    [row] = rows(FLAT, [0.0020] * 19 + [0.0030])  # Steady, nothing off: no note at all
+    assert row.status == "Steady" and row.host is None and note(row) == ""
+
+
+def test_memory_and_reference_ratio_rows_do_not_speak_of_the_host():
+    # a memory peak is not a speed, and a ratio to a reference build shares the host on both sides
+    recs = [make_record([ok("mlp", "train", 1000.0, workers=[worker(0.0030 if i == 20 else 0.0020)],
+                            memory={"host_peak_bytes": 800 if i == 20 else 500 + i % 3},
+                            reference={"value": 1000.0, "ratio": 0.8 if i == 20 else 1.0 + i % 3 / 100,
+                                       "pairs": 8})],
+                        started_at=T0 + timedelta(days=i),
+                        run={"ab": {"id": "r", "side": "b", "python": "py", "reference": True, "mode": "duet"}})
+            for i in range(21)]
+    got = {r.mode: r for r in build_rows(all_series(recs), Trends())}
+    assert set(got) == {"train", "train.host-memory", "train.vs-ref"}
+    assert got["train.host-memory"].delta_off == "worse" and got["train.host-memory"].host is None
+    assert got["train.vs-ref"].delta_off == "worse" and got["train.vs-ref"].host is None
+
+
+def test_show_lists_each_nights_host_against_the_nights_before(tmp_path, capsys):
+    from bench import cli
+    from tests.helpers import write_data
+
+    refs = [0.0020] * 5 + [None, 0.0023]
+    recs = [make_record([ok("mlp", "train", 1000.0, workers=[worker(r)] if r else [])],
+                        started_at=T0 + timedelta(days=i)) for i, r in enumerate(refs)]
+    data = write_data(recs, tmp_path / "data")
+    assert cli.main(["show", "jax/local-cpu/mlp/train", "--data", str(data)]) == 0
+    hosts = [line.split()[-1] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert hosts == ["—", "+0.0%", "+0.0%", "+0.0%", "+0.0%", "—", "+15.0%"]
