@@ -16,7 +16,8 @@ def write_set(folder: Path, hosts_ms, train, latency):
     folder.mkdir(parents=True)
     for i, (ms, t, lat) in enumerate(zip(hosts_ms, train, latency)):
         workers = [{"status": "ok", "value": 1.0, "disturbed": False, "reference_seconds": ms / 1000}] * 3
-        results = [{"model": "mlp", "mode": "train", "status": "ok", "value": t, "better": "bigger", "workers": workers},
+        results = [{"model": "mlp", "mode": "train", "status": "ok", "value": t, "better": "bigger",
+                    "workers": workers},
                    {"model": "mlp", "mode": "latency", "status": "ok", "value": lat, "better": "smaller",
                     "workers": workers}]
         record = {"target": {"backend": "jax"}, "run": {"started_at": f"2026-12-06T01:0{i}:00Z"}, "results": results}

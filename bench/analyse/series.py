@@ -357,7 +357,8 @@ def _reference_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
 def reference_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """The "<mode>.vs-ref" series that have points; no host reading (speed=False):
     the ratio's two sides share the host."""
-    return {k: s for k, s in build_series(records, reference_results, _reference_state, speed=False).items() if s.points}
+    both = build_series(records, reference_results, _reference_state, speed=False)
+    return {k: s for k, s in both.items() if s.points}
 
 
 def in_table(mode: str) -> bool:
