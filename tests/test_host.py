@@ -9,7 +9,7 @@ from bench.analyse import host
 from bench.analyse.series import all_series, build_series
 from bench.config import Trends
 from bench.present.markdown import note
-from bench.present.table import build_rows
+from bench.present.table import build_rows, rows_to_json
 from tests.helpers import T0, make_record, ok
 
 
@@ -82,6 +82,7 @@ def test_a_regression_on_a_slower_host_says_how_much_slower_since_the_change():
     [row] = rows(FLAT + [900.0, 902.0, 899.0], [0.0020] * 20 + [0.0023, 0.0022, 0.0024])
     assert row.status == "Regressed" and row.host == pytest.approx(0.15)
     assert note(row).endswith("; the host 15.0 % slower (reference workload)")
+    assert rows_to_json([row])[0]["host"] == pytest.approx(0.15)  # report --format json
 
 
 def test_one_off_night_names_the_hosts_speed_that_night():
