@@ -51,21 +51,17 @@ def nights(folders: list[Path]) -> list[tuple[float, list[float]]]:
     for folder in folders:
         for records in load_records([folder]).values():
             readings = [host.seconds(d) for d in records]
-            rows: dict[tuple[str, str], list[tuple[int, float, str]]] = {}
-            for i, d in enumerate(records):
-                for r in d["results"]:
-                    if r.get("status") == "ok":
-                        rows.setdefault((r["model"], r["mode"]), []).append((i, r["value"], r.get("better", "bigger")))
+            rows = [{(r["model"], r["mode"]): (r["value"], r.get("better", "bigger"))
+                     for r in d["results"] if r.get("status") == "ok"} for d in records]
             for i, reading in enumerate(readings):
                 others = [x for j, x in enumerate(readings) if j != i and x]
                 if not reading or not others:
                     continue
                 moves = []
-                for series in rows.values():
-                    mine = [v for j, v, _ in series if j == i]
-                    rest = [v for j, v, _ in series if j != i]
-                    if mine and rest:
-                        moves.append(worse(mine[0], statistics.median(rest), series[0][2]))
+                for key, (value, better) in rows[i].items():
+                    rest = [row[key][0] for j, row in enumerate(rows) if j != i and key in row]
+                    if rest:
+                        moves.append(worse(value, statistics.median(rest), better))
                 out.append((reading / statistics.median(others) - 1, moves))
     return out
 

@@ -48,7 +48,7 @@ def test_readings_under_another_protocol_or_numpy_are_not_compared():
                             started_at=T0 + timedelta(days=i), environment={"backend_versions": {"numpy": numpy}},
                             run={"protocol": {"name": "workers", "version": v}})
                 for i, (v, numpy) in enumerate(protocols_and_numpys)]
-        return build_series(recs)[("jax", "local-cpu", "mlp", "train")].points
+        return build_series(recs, speed=True)[("jax", "local-cpu", "mlp", "train")].points
 
     got = host.readings(points((10, "2.3.1"), (11, "2.3.1"), (11, "2.4.0"), (11, "2.3.1")), 3)
     assert got == [None, 0.003, None, 0.005]
@@ -65,7 +65,7 @@ def test_the_note_words():
 def rows(values, refs, mode="train"):
     recs = [make_record([ok("mlp", mode, v, workers=[worker(r)] if r else [])], started_at=T0 + timedelta(days=i))
             for i, (v, r) in enumerate(zip(values, refs))]
-    return build_rows(build_series(recs), Trends())
+    return build_rows(build_series(recs, speed=True), Trends())
 
 
 FLAT = [1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4

@@ -62,21 +62,23 @@ def readings(points: Sequence[Any], at: int) -> list[float | None]:
     """The host readings of a series' points (series.Point) comparable with
     night `at`'s: those of another protocol (a duet shares the host with its
     partner) or another numpy (the workload's own code) read None."""
-    kinds = [_kind(p) for p in points]
-    return [p.host if k == kinds[at] else None for p, k in zip(points, kinds)]
+    kinds, by_kind = _by_kind(points)
+    return by_kind[kinds[at]]
 
 
 def night_shifts(points: Sequence[Any], *, before: int) -> list[float | None]:
     """Each night's shift against the comparable nights before it (`bench show`):
     `shift(readings(points, i), i, i + 1)` for every i, the readings made once
     per kind of night rather than once per night."""
-    kinds = [_kind(p) for p in points]
-    by_kind = {k: [p.host if pk == k else None for p, pk in zip(points, kinds)] for k in set(kinds)}
+    kinds, by_kind = _by_kind(points)
     return [shift(by_kind[k], i, i + 1, before=before) for i, k in enumerate(kinds)]
 
 
-def _kind(p: Any) -> tuple[str, str | None]:
-    return p.protocol, dict(p.env).get("numpy")
+def _by_kind(points: Sequence[Any]) -> tuple[list, dict[tuple, list[float | None]]]:
+    """Each point's kind (protocol, numpy), and per kind the readings with the
+    other kinds' nights as None."""
+    kinds = [(p.protocol, dict(p.env).get("numpy")) for p in points]
+    return kinds, {k: [p.host if pk == k else None for p, pk in zip(points, kinds)] for k in set(kinds)}
 
 
 def describe(value: float | None) -> str:

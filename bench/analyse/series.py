@@ -144,14 +144,15 @@ def _text(v) -> str | None:
 def build_series(records: Iterable[RunRecord],
                  results: Callable[[RunRecord], Iterable[Result]] = lambda rec: rec.results,
                  state: Callable[[RunRecord], tuple[tuple[str, str], ...]] | None = None,
-                 speed: bool = True) -> dict[SeriesKey, Series]:
+                 speed: bool = False) -> dict[SeriesKey, Series]:
     """Group nightly records into series, sorted by key.
 
     `results` picks a record's results: the headline ones by default,
     `derived_results` for the metric series (see `metric_series`);
     `state` a point's environment text (default envsummary.summary);
     `speed`: the points carry the host reading (host.seconds, ~25 µs a
-    record of 30 workers), which only a speed's note uses."""
+    record of 30 workers), which only the headline's status note and `bench
+    show` use: `table_series` and `all_series` ask for it."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
     fails: dict[SeriesKey, list[Failure]] = {}
     skips: dict[SeriesKey, list[Failure]] = {}
@@ -294,9 +295,8 @@ def metric_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """The derived series (latency p99, host/device peak memory, energy) that have points."""
     records = list(records)
     other = tuple(m for m in METRICS if m not in MEMORY_METRICS)
-    # no host reading (speed=False): the status note speaks of the host for the headline alone
-    both = {**build_series(records, lambda rec: derived_results(rec, other), speed=False),
-            **build_series(records, lambda rec: derived_results(rec, MEMORY_METRICS), memory_state, speed=False)}
+    both = {**build_series(records, lambda rec: derived_results(rec, other)),
+            **build_series(records, lambda rec: derived_results(rec, MEMORY_METRICS), memory_state)}
     return {k: both[k] for k in sorted(both) if both[k].points}
 
 
@@ -355,10 +355,9 @@ def _reference_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
 
 
 def reference_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
-    """The "<mode>.vs-ref" series that have points; no host reading (speed=False):
-    the ratio's two sides share the host."""
-    both = build_series(records, reference_results, _reference_state, speed=False)
-    return {k: s for k, s in both.items() if s.points}
+    """The "<mode>.vs-ref" series that have points (no host reading: the ratio's
+    two sides share the host)."""
+    return {k: s for k, s in build_series(records, reference_results, _reference_state).items() if s.points}
 
 
 def in_table(mode: str) -> bool:
@@ -371,12 +370,12 @@ def in_table(mode: str) -> bool:
 def table_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """The headline and vs-ref series, sorted by key (`bench report`'s input)."""
     records = list(records)
-    both = {**build_series(records), **reference_series(records)}
+    both = {**build_series(records, speed=True), **reference_series(records)}
     return {k: both[k] for k in sorted(both)}
 
 
 def all_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     """Headline, metric and vs-ref series together, sorted by key (the dashboard's input)."""
     records = list(records)
-    both = {**build_series(records), **metric_series(records), **reference_series(records)}
+    both = {**build_series(records, speed=True), **metric_series(records), **reference_series(records)}
     return {k: both[k] for k in sorted(both)}

@@ -87,7 +87,7 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
             last_failure=_last_problem(s, a.status), level=a.level,
             window=change_window(s, a.change),
             watch=watched(values, trends) if a.status == "Watch" else None,
-            delta_off=off, host=_host_shift(s, a, off),
+            delta_off=off, host=_host_shift(s, a, values, off),
         ))
     return rows
 
@@ -138,11 +138,11 @@ def back_at_level(latest: float | None, delta_prev: float | None, level: float |
     return abs(math.log(latest / level)) < abs(math.log(prev / level))
 
 
-def _host_shift(s: Series, a, off: str | None) -> float | None:
+def _host_shift(s: Series, a, values: list[float], off: str | None) -> float | None:
     """What the host did on the nights the note speaks of, against the nights
     before them: since a change, a Watch row's newest two, a Steady row's off
     night. None where the points carry no host reading (series.build_series's
-    `speed`: the headline series only)."""
+    `speed`: the headline series of table_series and all_series)."""
     n = len(s.points)
     if n < 2:
         return None
@@ -151,7 +151,6 @@ def _host_shift(s: Series, a, off: str | None) -> float | None:
     elif a.status == "Watch":
         start, end = n - 2, None
     elif a.status == "Steady" and off:
-        values = s.values()
         start, end = (n - 2, n - 1) if back_at_level(values[-1], delta_prev(values), a.level) else (n - 1, None)
     else:
         return None
