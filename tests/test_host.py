@@ -1,6 +1,7 @@
 """The host's own speed from the reference workload (bench/analyse/host.py), and
 what the status table's note says of it, on made-up nights."""
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -133,3 +134,49 @@ def test_show_lists_each_nights_host_against_the_nights_before(tmp_path, capsys)
     assert cli.main(["show", "jax/local-cpu/mlp/train", "--data", str(data)]) == 0
     hosts = [line.split()[-1] for line in capsys.readouterr().out.splitlines()[2:]]
     assert hosts == ["—", "+0.0%", "+0.0%", "+0.0%", "+0.0%", "—", "+15.0%"]
+
+
+def nights_and_head(tmp_path, refs, head_ref, *, head_numpy="2.3.1"):
+    """A data folder of one record a night (host readings `refs`) and a pull-request head record."""
+    from bench.records.record import write
+    from tests.helpers import write_data
+
+    recs = [make_record([ok("mlp", "train", 1000.0 + i % 3, samples=[1000.0 + i % 3] * 3, workers=[worker(r)])],
+                        started_at=T0 + timedelta(days=i), environment={"backend_versions": {"numpy": "2.3.1"}})
+            for i, r in enumerate(refs)]
+    data = write_data(recs, tmp_path / "data")
+    head = make_record([ok("mlp", "train", 1001.0, samples=[1001.0] * 7, workers=[worker(head_ref)])],
+                       started_at=T0 + timedelta(days=len(refs)), event="pull_request",
+                       environment={"backend_versions": {"numpy": head_numpy}})
+    return data, write(head, tmp_path / "head")
+
+
+def compare_text(data, head, *extra):
+    import contextlib
+    import io
+
+    from bench import cli
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["compare", "--base", str(data), "--head", str(head), *extra]) == 0
+    return out.getvalue()
+
+
+def test_compare_against_past_nights_says_how_fast_the_host_ran_for_the_head(tmp_path):
+    # the last 7 nights read 2.0 ms (older nights, 3.0 ms, are not the baseline); the head 2.3 ms
+    data, head = nights_and_head(tmp_path, [0.0030] * 8 + [0.0020] * 7, 0.0023)
+    text = compare_text(data, head, "--nights", "7")
+    assert ("The host against the baseline (its reference workload runs no Keras code; a slower host slows every "
+            "row):\n\n- jax on local-cpu: the host 15.0 % slower (reference workload)\n") in text
+    got = json.loads(compare_text(data, head, "--nights", "7", "--format", "json"))["hosts"]
+    assert got == [{"backend": "jax", "device": "local-cpu", "shift": pytest.approx(0.15)}]
+
+
+def test_compare_says_the_host_held_and_says_nothing_across_numpy_versions(tmp_path):
+    data, head = nights_and_head(tmp_path, [0.0020] * 7, 0.00202)
+    assert "- jax on local-cpu: the host as before (reference workload +1.0 %)\n" in compare_text(data, head)
+    data, head = nights_and_head(tmp_path / "other", [0.0020] * 7, 0.0030, head_numpy="2.4.0")
+    text = compare_text(data, head)
+    assert "The host against" not in text
+    assert json.loads(compare_text(data, head, "--format", "json"))["hosts"] == []

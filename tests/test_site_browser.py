@@ -61,11 +61,13 @@ def evil_records():
 
 
 def step_records(end):
-    """A series that drops 15 % five nights before `end`, a distinct nightly each night."""
+    """A series that drops 15 % five nights before `end`, a distinct nightly each
+    night, on a host whose reference workload reads 15 % slower on those five."""
     start = end - timedelta(days=24)
     values = [1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4 + [850.0, 855.0, 848.0, 852.0, 849.0]
-    return [make_record([ok("mlp", "train", v)], backend="jax", device="step-box",
-                        started_at=start + timedelta(days=i),
+    return [make_record([ok("mlp", "train", v, workers=[{"status": "ok", "value": v, "disturbed": False,
+                                                         "reference_seconds": 0.0023 if i >= 20 else 0.0020}])],
+                        backend="jax", device="step-box", started_at=start + timedelta(days=i),
                         keras_version=f"3.16.0.dev{(start + timedelta(days=i)):%Y%m%d}02")
             for i, v in enumerate(values)]
 
@@ -288,3 +290,17 @@ def test_a_regressed_series_names_its_change_window(page, site):
     assert f") → {after} (" in page.locator("#detail-summary").inner_text()
     link = page.locator("#detail-links a", has_text="Keras commits in the change window")
     assert link.get_attribute("href").startswith("https://github.com/keras-team/keras/commits/master?since=")
+
+
+def test_a_points_tooltip_says_how_fast_the_host_ran_that_night(page, site):
+    _, index = site
+    s = next(s for s in index["series"] if s["device"] == "step-box")
+    assert s["host"] == [None] + [0] * 19 + [150] * 5  # tenths of a percent
+    assert next(s for s in index["series"] if s["backend"] == EVIL_BACKEND)["host"] == []  # no readings
+    page.locator("#series-table tbody tr").filter(has=page.locator("td:nth-child(2)", has_text="step-box")).click()
+    box = page.locator("#detail-chart .u-over").bounding_box()
+    tip = page.locator("#tooltip")
+    page.mouse.move(box["x"] + box["width"] * 0.99, box["y"] + box["height"] * 0.5)  # one of the slow five
+    assert "the host 15.0 % slower (reference workload), against the nights before" in tip.inner_text()
+    page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.5)  # before the drop
+    assert "the host as before (reference workload +0.0 %), against the nights before" in tip.inner_text()

@@ -14,7 +14,7 @@ the host ran slower on those nights than on the nights before.
 from __future__ import annotations
 
 import statistics
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 # A night's reading is the median over every counted worker of the record
 # (5 workers x 6 benchmarks on a local nightly): one worker's reading moves by
@@ -77,8 +77,15 @@ def night_shifts(points: Sequence[Any], *, before: int) -> list[float | None]:
 def _by_kind(points: Sequence[Any]) -> tuple[list, dict[tuple, list[float | None]]]:
     """Each point's kind (protocol, numpy), and per kind the readings with the
     other kinds' nights as None."""
-    kinds = [(p.protocol, dict(p.env).get("numpy")) for p in points]
+    kinds = [kind(p.protocol, p.env) for p in points]
     return kinds, {k: [p.host if pk == k else None for p, pk in zip(points, kinds)] for k in set(kinds)}
+
+
+def kind(protocol: str, env: Iterable[tuple[str, str]]) -> tuple[str, str | None]:
+    """What two readings must share to compare: the protocol ('workers v11',
+    a duet's with its mark) and numpy (the workload's own code).
+    `env` is series.env_fingerprint's (name, version) pairs."""
+    return protocol, dict(env).get("numpy")
 
 
 def describe(value: float | None) -> str:

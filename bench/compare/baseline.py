@@ -11,7 +11,9 @@ Two kinds, chosen by what --base names:
 
 Besides: per series, the one-value-per-run metrics (latency p99, peak
 memory; bench.compare.extras) of the same nights or records, and for a
-single base record its workers' figures and A/B side, to pair with the head.
+single base record its workers' figures and A/B side, to pair with the head;
+per target, the host readings of those nights or records
+(bench.compare.hostshift).
 
 Nothing here writes; a bad file in a data folder is skipped with a warning
 (bench.records.history), a bad record named explicitly stops the command.
@@ -31,6 +33,7 @@ from bench.analyse.series import Series, SeriesKey, build_series
 from bench.compare.extras import metric_values, worker_values
 from bench.records.extensions import ab_side
 from bench.compare.files import read_records
+from bench.compare.hostshift import Reading, readings
 
 Target = tuple[str, str]  # backend, device
 NIGHTS, RECORDS = "nights", "records"
@@ -65,6 +68,7 @@ class Baseline:
     environments: Mapping[Target, Mapping[str, Any]]  # newest base record's environment per target
     description: str                                 # e.g. "last 7 nights of data/" for the headline
     metrics: Mapping[tuple[SeriesKey, str], BaseEntry] = field(default_factory=lambda: MappingProxyType({}))  # extras.METRICS
+    hosts: Mapping[Target, tuple[Reading, ...]] = field(default_factory=lambda: MappingProxyType({}))  # hostshift
 
 
 def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None = STDERR) -> Baseline:
@@ -90,15 +94,18 @@ def baseline_from_history(records: Iterable[RunRecord], nights: int, description
     if nights < 1:
         raise ValueError(f"--nights is {nights!r}; expected a positive number of nights")
     records = [r for r in records if r.is_nightly]
-    entries, metrics = {}, {}
+    entries, metrics, used = {}, {}, {}
     by_run = {(r.backend, r.device, r.run_id, r.attempt): r for r in records}
     for key, series in build_series(records).items():
         entry = _from_series(series, nights)
         if entry is not None:
             entries[key] = entry
             metrics.update(_night_metrics(series, nights, by_run))
+            for p in series.points[-nights:]:  # the records those nights came from, once each
+                ref = (key[0], key[1], p.run_id, p.attempt)
+                used[ref] = by_run[ref]
     return Baseline(MappingProxyType(entries), _newest_environments(records), description,
-                    MappingProxyType(metrics))
+                    MappingProxyType(metrics), MappingProxyType(readings(used.values())))
 
 
 def baseline_from_records(records: Iterable[RunRecord], description: str) -> Baseline:
@@ -128,7 +135,7 @@ def baseline_from_records(records: Iterable[RunRecord], description: str) -> Bas
     metrics = {mk: BaseEntry(mk[0], unit, "smaller", RECORDS, run_values=tuple(vs), samples=tuple(vs), count=len(vs))
                for mk, (vs, unit) in sorted(extra.items())}
     return Baseline(MappingProxyType(entries), _newest_environments(records), description,
-                    MappingProxyType(metrics))
+                    MappingProxyType(metrics), MappingProxyType(readings(records)))
 
 
 def _from_series(series: Series, nights: int) -> BaseEntry | None:

@@ -6,8 +6,9 @@ compared, never charted. When several head records hold the same series
 as a rerun replaces a night's point in the history.
 
 Besides each result's repeat samples: its workers' figures and the record's
-A/B side (to pair with the other side, bench.compare.verdicts), and the
-one-value-per-run metrics (latency p99, peak memory) as entries of their own.
+A/B side (to pair with the other side, bench.compare.verdicts), the
+one-value-per-run metrics (latency p99, peak memory) as entries of their own,
+and per target the newest record's host reading (bench.compare.hostshift).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from bench.compare.baseline import Target
 from bench.compare.extras import metric_values, worker_values
 from bench.records.extensions import ab_side
 from bench.compare.files import read_records
+from bench.compare.hostshift import Reading, reading
 
 MetricKey = tuple[SeriesKey, str]  # a series and one of extras.METRICS
 
@@ -56,6 +58,7 @@ class Head:
     entries: Mapping[SeriesKey, HeadEntry]
     environments: Mapping[Target, Mapping[str, Any]]  # newest head record's environment per target
     metrics: Mapping[MetricKey, HeadEntry] = field(default_factory=lambda: MappingProxyType({}))  # better: smaller
+    hosts: Mapping[Target, Reading] = field(default_factory=lambda: MappingProxyType({}))  # hostshift.reading
 
 
 def load_head(paths: Sequence[str | Path], warn: TextIO | None = STDERR) -> Head:
@@ -70,9 +73,11 @@ def load_head(paths: Sequence[str | Path], warn: TextIO | None = STDERR) -> Head
 def head_from_records(records: Iterable[RunRecord]) -> Head:
     """The newest result per series, and the newest environment per target (pure)."""
     ordered = sorted(records, key=newness)
-    entries, envs, metrics = {}, {}, {}
+    entries, envs, metrics, hosts = {}, {}, {}, {}
     for rec in ordered:  # later (newer) records overwrite earlier ones
         envs[(rec.backend, rec.device)] = rec.environment
+        if (now := reading(rec)) is not None:
+            hosts[(rec.backend, rec.device)] = now
         ab = ab_side(rec.data)
         for r, raw in zip(rec.results, rec.data["results"]):
             key = (rec.backend, rec.device, r.model, r.mode)
@@ -87,4 +92,4 @@ def head_from_records(records: Iterable[RunRecord]) -> Head:
                 error = r.error or ErrorInfo("unsupported", "")
                 entries[key] = HeadEntry(key, r.status, r.unit, r.better, (), error)
     return Head(MappingProxyType(dict(sorted(entries.items()))), MappingProxyType(dict(sorted(envs.items()))),
-                MappingProxyType(dict(sorted(metrics.items()))))
+                MappingProxyType(dict(sorted(metrics.items()))), MappingProxyType(dict(sorted(hosts.items()))))

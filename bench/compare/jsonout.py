@@ -5,7 +5,8 @@
   detectable, error, ...}, ...],
  "counts": {verdict: n}, "environment": [{backend, device, field, base, head}],
  "baseline": "...", "min_change": 0.03, "alpha": 0.01,
- "rules": ["...", ...], "warnings": ["too few repeats to see 3% in ...", ...]}
+ "rules": ["...", ...], "warnings": ["too few repeats to see 3% in ...", ...],
+ "hosts": [{backend, device, shift}, ...]}
 
 metric is "" for the benchmark's own value, else e.g. "p99" or "host
 memory"; reason says which rule kept an unchanged row unchanged;
@@ -14,7 +15,10 @@ called, null when not compared or when none could be.
 
 base/head are medians in `unit`, delta = head/base - 1 (a fraction, null when
 either is missing), interval = [lo, hi] of that fraction or null, error =
-{kind, message} or null. Keys are sorted, as in every JSON bench writes.
+{kind, message} or null. hosts: per target, the head's reference workload
+against the baseline's (bench.compare.hostshift; a fraction, positive: the
+host ran slower for the head), only where both have one of the same kind.
+Keys are sorted, as in every JSON bench writes.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ def render_json(outcome: Outcome) -> str:
         "alpha": outcome.alpha,
         "rules": list(outcome.rules()),
         "warnings": [blind_warning(r, outcome.min_change) for r in outcome.blind()],
+        "hosts": [asdict(h) for h in outcome.hosts],
     })
 
 

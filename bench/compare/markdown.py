@@ -7,7 +7,9 @@ messages, environment values, the data folder's name) goes through
 pipe, backtick, bracket or HTML tag in them must not break the table, inject
 markup or mention anyone.
 
-After the legend, a warning names each benchmark that could not have called
+After the legend, a line per target says how fast the host ran for the head
+against the baseline (bench.compare.hostshift: a slower host slows every
+row, and nothing is rescaled by it); then a warning names each benchmark that could not have called
 a slowdown of min_change (too few repeats for this noise); the table's
 "sees" column gives the smallest slowdown each could have called, the note
 says which rule kept an unchanged row unchanged, and the footer lists every
@@ -16,6 +18,7 @@ rule (bench.compare.verdicts.RULES).
 
 from __future__ import annotations
 
+from bench.analyse import host
 from bench.present import format as fmt
 from bench.present.format import DASH
 from bench.compare.jsonout import blind_warning
@@ -31,6 +34,11 @@ MAX_MESSAGE = 200  # characters of an error message in a table cell
 
 def render_markdown(outcome: Outcome) -> str:
     lines = [MARKER, f"### Benchmark comparison: {outcome.headline()}", "", _legend(outcome), ""]
+    if outcome.hosts:
+        lines += ["The host against the baseline (its reference workload runs no Keras code; "
+                  "a slower host slows every row):", ""]
+        lines += [f"- {escape(h.backend)} on {escape(h.device)}: {host.describe(h.shift)}"  # our own words
+                  for h in outcome.hosts] + [""]
     blind = outcome.blind()
     if blind:
         lines += [f"⚠️ {escape(blind_warning(r, outcome.min_change))}" + ("  " if i < len(blind) - 1 else "")

@@ -1,5 +1,5 @@
-"""The whole comparison, ready to render: rows, environment differences and
-the settings that decided the verdicts (pure)."""
+"""The whole comparison, ready to render: rows, environment differences, the
+host's speed against the baseline and the settings that decided the verdicts (pure)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from bench.config import Compare
 from bench.compare.baseline import Baseline
 from bench.compare.envdiff import EnvDiff, environment_differences
 from bench.compare.head import Head
+from bench.compare.hostshift import HostShift, host_shifts
 from bench.compare.verdicts import VERDICTS, Row, compare, rules
 
 
@@ -19,6 +20,7 @@ class Outcome:
     baseline: str                      # what the head was measured against
     min_change: float                  # fraction, e.g. 0.03
     alpha: float                       # two-sided test level, e.g. 0.01
+    hosts: tuple[HostShift, ...] = ()  # per target: the head's host against the baseline's
 
     def counts(self) -> dict[str, int]:
         """Rows per verdict, in VERDICTS order, only those present."""
@@ -43,4 +45,5 @@ class Outcome:
 def build_outcome(baseline: Baseline, head: Head, settings: Compare) -> Outcome:
     return Outcome(rows=compare(baseline, head, settings),
                    differences=environment_differences(baseline.environments, head.environments),
-                   baseline=baseline.description, min_change=settings.min_change, alpha=settings.alpha)
+                   baseline=baseline.description, min_change=settings.min_change, alpha=settings.alpha,
+                   hosts=host_shifts(baseline.hosts, head.hosts))

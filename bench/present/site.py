@@ -32,12 +32,20 @@ data/index.json (format 1) keeps five years of nightly history small:
               metric   throughput | latency | memory | energy | reference (the page's
                        metric filter; bench.analyse.series.metric_group)
               env      index into "envs" per point, delta-encoded like days
+              host     per point, the host's speed that night against the
+                       nights before (bench.analyse.host.night_shifts, as
+                       `bench show`) in tenths of a percent (150: 15.0 %
+                       slower), null without a comparable reading; [] when
+                       no point has one (integers keep five years small)
               spread   the latest point's samples: interquartile range over
                        the median, a fraction (null under 2 samples)
               iqr      [q1, q3] of those samples in `unit` (or null)
   "envs":   [{field: text}, ...] each point's environment (machine and
             software that night, bench.analyse.envsummary), shared
   "env_changes": the fields listed as "changed since the previous point"
+  "host_held": a fraction (host.HELD): below it the tooltip calls the host as before
+Format 1 gained "host" and "host_held" on 2026-12-06: optional, so a page
+reading an index without them shows no host line.
 Labels and messages are stored as they are; the page inserts them as text.
 """
 
@@ -60,6 +68,7 @@ from bench.present import palette
 from bench.records.record import format_time
 from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
+from bench.analyse import host
 from bench.analyse.envsummary import CHANGES
 from bench.analyse.series import Series, SeriesKey, in_table, metric_group
 from bench.analyse.trends import BASELINE
@@ -118,6 +127,7 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
                    for row, data in zip(rows, rows_to_json(rows))],
         "envs": [dict(state) for state in envs],
         "env_changes": list(CHANGES),
+        "host_held": host.HELD,
     }
 
 
@@ -185,9 +195,15 @@ def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str
         "plot": plot,
         "metric": metric_group(s.mode),
         "env": _deltas([envs[p.state] for p in s.points]) if envs is not None else [],
+        "host": _tenths(host.night_shifts(s.points, before=BASELINE)),
         **_spread(s.points[-1].samples if s.points else ()),
     })
     return entry
+
+
+def _tenths(shifts: Sequence[float | None]) -> list[int | None]:
+    """Fractions as integer tenths of a percent (what the tooltip prints); [] when all are None."""
+    return [None if h is None else round(h * 1000) for h in shifts] if any(h is not None for h in shifts) else []
 
 
 def _cut(message: str) -> str:

@@ -345,6 +345,9 @@
       lines.push(`${short(p.value)} ${r.unit}  (${Number(p.value).toLocaleString("en-US")})`);
       lines.push(`keras-nightly ${run.keras || "unknown"}`);
       lines.push(`run ${run.id}${run.attempt > 1 ? ` attempt ${run.attempt}` : ""}`);
+      const tenths = (r.host || [])[p.i];  // tenths of a percent
+      const host = hostWords(tenths == null ? null : tenths / 1000);
+      if (host) lines.push(`${host}, against the nights before`);
       lines.push(...envLines(r, p));
     }
     for (const f of cd.fails.get(day) || []) {
@@ -369,6 +372,15 @@
     ["backend", ["backend"], {}],
     ["keras", ["floatx", "dtype_policy", "protocol"], { dtype_policy: "policy %s", protocol: "protocol %s" }],
   ];
+
+  // A night's host reading against the nights before (data: series[].host),
+  // in bench/analyse/host.py describe()'s words, so the table's note and the tooltip agree.
+  function hostWords(v) {
+    if (v == null || state.hostHeld == null) return null;
+    const pctText = (Math.abs(v) * 100).toFixed(1);
+    if (Math.abs(v) < state.hostHeld) return `the host as before (reference workload ${v < 0 ? "-" : "+"}${pctText} %)`;
+    return `the host ${pctText} % ${v > 0 ? "slower" : "faster"} (reference workload)`;
+  }
 
   function envOf(p) {
     return p && p.env != null ? state.envs[p.env] || null : null;
@@ -734,6 +746,7 @@
     state.rows = data.series || [];
     state.envs = data.envs || [];
     state.envChanges = data.env_changes || [];
+    state.hostHeld = data.host_held == null ? null : data.host_held;  // an index from before 2026-12-06 has none
     for (const r of state.rows) r.metric = r.metric || "throughput";  // sites before issue 13
     if (state.rows.some((r) => r.metric === "throughput") && state.rows.some((r) => r.metric !== "throughput")) {
       state.filters.metric = "throughput";
