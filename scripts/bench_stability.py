@@ -9,6 +9,7 @@
     .venv/bin/python scripts/bench_stability.py --estimators DIR DIR ... # each headline estimator over kept sets
     .venv/bin/python scripts/bench_stability.py --workers-curve DIR ...  # the headline from 1, 2, ... of the kept workers
     .venv/bin/python scripts/bench_stability.py --time-spread DIR ...    # ... from workers spread over the invocations
+    .venv/bin/python scripts/bench_stability.py --span-curve DIR ...     # ... from workers of 1, 2, 3 adjacent invocations
     .venv/bin/python scripts/bench_stability.py --flags DIR ...          # which rule flagged which workers, and were they slow
     .venv/bin/python scripts/bench_stability.py --full --canary-tolerance 1.25  # another slow-CPU rule
     .venv/bin/python scripts/bench_stability.py --full --worker-cpus 0          # workers not pinned
@@ -519,6 +520,37 @@ def time_spread(folders: list[Path]) -> list[str]:
                for key in sorted(as_run)])
 
 
+def span_curve(folders: list[Path]) -> list[str]:
+    """--span-curve: each folder one set of kept invocations. What a nightly whose
+    workers span longer would buy, short of --time-spread's whole half hour (a
+    4-backend nightly whose backends took turns worker by worker would span
+    about two jax+torch invocations of a set). Per train/predict benchmark with
+    k = min(invocations, fewest clean workers) of at least 3, for s = 1 .. k - 1:
+    k - s + 1 made-up headlines, the j-th taking worker w of invocation
+    j + (w mod s), so each uses k workers from s adjacent invocations and no
+    worker twice; against it, as run over each run of k - s + 1 adjacent
+    invocations (as many headlines). Also how many minutes the made-up
+    headlines' workers span (first timed repeat to last, the median)."""
+    spans: dict[int, tuple[list[float], list[float], list[float]]] = {}
+    for key, rs in kept_workers(folders):
+        k = min(len(rs), *(len(workers) for workers, _ in rs))
+        if key[2] == "latency" or k < 3:
+            continue
+        better = rs[0][1]
+        for s in range(1, k):
+            made, as_run, minutes = spans.setdefault(s, ([], [], []))
+            chosen = [[rs[j + w % s][0][w] for w in range(k)] for j in range(k - s + 1)]
+            made.append(estimate.spread([estimate.of_workers(ws, better) for ws in chosen]))
+            as_run += [estimate.spread([estimate.of_workers(workers[:k], better) for workers, _ in rs[j:j + k - s + 1]])
+                       for j in range(s)]
+            windows = [[w["timed_window"] for w in ws if w.get("timed_window")] for ws in chosen]
+            minutes += [(max(e for _, e in win) - min(b for b, _ in win)) / 60 for win in windows if win]
+    if not spans:
+        return ["no train or predict benchmark has clean workers in three invocations"]
+    return [f"{s} invocation{'s' if s > 1 else ' '} ({f'{statistics.median(m):.1f}' if m else '?'} min)  "
+            f"{tally(made)}  |  as run: {tally(as_run)}" for s, (made, as_run, m) in sorted(spans.items())]
+
+
 def rules_of(why: str) -> list[str]:
     """The rules (disturbance.WHY's keys) a `disturbed_why` names (one or more, joined by '; ')."""
     parts = why.split("; ")
@@ -615,11 +647,13 @@ def main(argv=None) -> int:
                    help="the headline's stability with 1, 2, ... of the kept workers (one folder a set)")
     p.add_argument("--time-spread", nargs="+", type=Path, metavar="DIR",
                    help="the headline's stability with each worker from another invocation (one folder a set)")
+    p.add_argument("--span-curve", nargs="+", type=Path, metavar="DIR",
+                   help="the headline's stability with the workers from 1, 2, ... adjacent invocations (one folder a set)")
     p.add_argument("--flags", nargs="+", type=Path, metavar="DIR",
                    help="which disturbance rule flagged which workers, and whether they were slow (one folder a set)")
     args = p.parse_args(argv)
     for option, table in (("estimators", estimator_table), ("workers_curve", workers_curve),
-                          ("time_spread", time_spread), ("flags", flag_table)):
+                          ("time_spread", time_spread), ("span_curve", span_curve), ("flags", flag_table)):
         folders = getattr(args, option)
         if folders:
             missing = [str(f) for f in folders if not f.is_dir()]

@@ -1,7 +1,7 @@
 """scripts/bench_stability.py --hog's scoring, on made-up worker entries: which
 workers count as under the hog (by their timed repeats), and the in-run moves;
 and --from's time per mode, and the tables over sets of kept runs (--estimators,
---workers-curve, --time-spread, --flags)."""
+--workers-curve, --time-spread, --span-curve, --flags)."""
 
 import sys
 from pathlib import Path
@@ -151,6 +151,32 @@ def test_time_spread_recomputes_the_headline_from_workers_taken_from_different_i
     ]
     with pytest.raises(SystemExit, match="--time-spread: no such folder: .*nope"):
         bs.main(["--time-spread", str(tmp_path / "nope")])
+
+
+def test_span_curve_takes_each_headlines_workers_from_adjacent_invocations(tmp_path, capsys):
+    # three invocations an hour apart, the second on a slow host; worker w's timed
+    # repeats run from minute w to w + 1 of its invocation
+    records = []
+    for i, value in enumerate((100.0, 80.0, 100.0)):
+        rec = record("jax", [value] * 3, 0.2)
+        t0 = 1796567400 + 3600 * i
+        for w, worker in enumerate(rec["results"][0]["workers"]):
+            worker["timed_window"] = [t0 + 60 * w, t0 + 60 * w + 60]
+        records.append(rec)
+    assert bs.main(["--span-curve", kept_set(tmp_path / "set", records)]) == 0
+    # one invocation: 100, 80, 100 (±20.0 % of 100), workers over 3 minutes. Two: the
+    # first headline takes workers 0 and 2 of the first invocation and worker 1 of the
+    # second (100, 80, 100: the trimmed mean 100), the other workers 0 and 2 of the
+    # second and 1 of the third (80, 100, 80: 80), ±11.1 % of 90, from minute 0 of the
+    # first to minute 2 of the second (62 minutes); as run, (100, 80) and (80, 100)
+    assert capsys.readouterr().out.splitlines() == [
+        "1 invocation  (3.0 min)  within ±5 %: 0/1 (0 %), ±3 %: 0/1; spread median ±20.0 %  |  "
+        "as run: within ±5 %: 0/1 (0 %), ±3 %: 0/1; spread median ±20.0 %",
+        "2 invocations (62.0 min)  within ±5 %: 0/1 (0 %), ±3 %: 0/1; spread median ±11.1 %  |  "
+        "as run: within ±5 %: 0/2 (0 %), ±3 %: 0/2; spread median ±11.1 %",
+    ]
+    with pytest.raises(SystemExit, match="--span-curve: no such folder: .*nope"):
+        bs.main(["--span-curve", str(tmp_path / "nope")])
 
 
 def test_flags_says_which_rule_flagged_whom_and_whether_they_were_slow(tmp_path, capsys):
