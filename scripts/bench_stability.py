@@ -4,6 +4,7 @@
     .venv/bin/python scripts/bench_stability.py --backends jax --runs 3  # quick protocol
     .venv/bin/python scripts/bench_stability.py --full --hog             # interference: a CPU hog mid-run
     .venv/bin/python scripts/bench_stability.py --full --hog --pin       # ... with the workers on the hog's CPU
+    .venv/bin/python scripts/bench_stability.py --full --hog --quiet-after  # ... quiet, hogged, quiet again
     .venv/bin/python scripts/bench_stability.py --full --keep DIR        # keep the records
     .venv/bin/python scripts/bench_stability.py --from DIR               # the same report from kept records
     .venv/bin/python scripts/bench_stability.py --estimators DIR DIR ... # each headline estimator over kept sets
@@ -30,7 +31,9 @@ half of their timed repeats (`timed_window`) under the hog were flagged
 two invocations differ by the host's drift as well, each benchmark also gets an
 in-run line: the headline against the median of that run's workers the hog
 never reached, and what the median of all first-round workers (no flags, no
-reruns) would have moved. Not a test: the numbers depend on
+reruns) would have moved; --quiet-after runs a second undisturbed invocation
+after the hogged one and measures the move against both (their geometric
+mean), which cancels a steady drift over the three. Not a test: the numbers depend on
 the machine and on what else it is doing. With local-cpu's `threads: 1` and no
 `cpus`, a one-thread worker simply runs on the other core while the hog holds
 CPU 0 (measured: its CPU per wall second stays 0.99-1.01), so nothing is
@@ -308,13 +311,19 @@ class HogScore:
                         self.flagged + other.flagged)
 
 
-def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> HogScore:
+def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple, after: dict | None = None) -> HogScore:
+    """`quiet`: the undisturbed invocation before the hogged one; `after`, when
+    run, the one after it: the move is then against the geometric mean of the
+    two, so the host's drift over the three invocations, if steady, cancels."""
     score = HogScore()
     print(f"\n{backend}: hog on CPU 0 from {window[0]:.0f} to {window[1]:.0f} (unix s)")
     for key, r in hogged.items():
         if key not in quiet:
             continue
-        move = r["value"] / quiet[key]["value"] - 1
+        quiet_value = quiet[key]["value"]
+        if after is not None and key in after:
+            quiet_value = math.sqrt(quiet_value * after[key]["value"])
+        move = r["value"] / quiet_value - 1
         ok = [(w, hogged_share(w.get("timed_window") or w["window"], window)) for w in r["workers"]
               if w.get("window") and w["status"] == "ok"]
         shares = [(w, share) for w, share in ok if not w.get("rerun")]  # the first round
@@ -330,7 +339,9 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple) -> HogSco
             in_run = r["value"] / base - 1
             unprotected = estimate.of_workers([w for w, _ in shares], better, how) / base - 1
         score += HogScore(abs(move), abs(in_run), abs(unprotected), len(hit), sum(w["disturbed"] for w in hit))
-        print(f"{backend}: {'/'.join(key):<14} quiet {fmt(quiet[key]['value']):>10}  hog {fmt(r['value']):>10}  "
+        quiet_text = (f"quiet {fmt(quiet[key]['value'])}, after {fmt(after[key]['value'])}"
+                      if after is not None and key in after else f"quiet {fmt(quiet[key]['value']):>10}")
+        print(f"{backend}: {'/'.join(key):<14} {quiet_text}  hog {fmt(r['value']):>10}  "
               f"moved {100 * move:+.1f}%  workers under the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}"
               f"  (grazed {len(grazed)}, flagged {sum(w['disturbed'] for w in grazed)})")
         if untouched:
@@ -344,8 +355,8 @@ def print_hog_score(score: HogScore) -> None:
     share = score.flagged / score.overlapped if score.overlapped else float("nan")
     print(f"\nlargest headline move under the hog (goal < 3 %): {100 * score.in_run:.1f}% against the "
           f"same run's untouched workers ({100 * score.unprotected:.1f}% without flags and reruns), "
-          f"{100 * score.between_runs:.1f}% against the quiet invocation (host drift between runs "
-          f"included); flagged {score.flagged} of {score.overlapped} workers at least half under the hog "
+          f"{100 * score.between_runs:.1f}% against the quiet invocations (host drift between runs "
+          f"included; with --quiet-after, the geometric mean of the one before and the one after); flagged {score.flagged} of {score.overlapped} workers at least half under the hog "
           f"({100 * share:.0f}%, goal >= 95 %)")
 
 
@@ -634,6 +645,8 @@ def main(argv=None) -> int:
     p.add_argument("--pin", action="store_true", help="pin local-cpu's workers to CPU 0 (the hog's CPU)")
     p.add_argument("--hog-delay", type=float, default=20.0)
     p.add_argument("--hog-seconds", type=float, default=40.0)
+    p.add_argument("--quiet-after", action="store_true",
+                   help="with --hog: a quiet invocation after the hogged one too; moves against both")
     p.add_argument("--keep", type=Path, default=None, help="copy every record here")
     p.add_argument("--worker-cpus", type=int, default=None,
                    help="run with local-cpu's worker_cpus set to this (0: unpinned workers)")
@@ -679,8 +692,10 @@ def main(argv=None) -> int:
         for backend in args.backends.split(","):
             quiet, wall_q = one_run(backend, extra, args.keep)
             hogged, wall_h, window = hog_run(backend, extra, args.hog_delay, args.hog_seconds, args.keep)
-            print(f"{backend}: quiet run {wall_q:.0f} s, hog run {wall_h:.0f} s")
-            score += report_hog(backend, quiet, hogged, window)
+            after, wall_a = one_run(backend, extra, args.keep) if args.quiet_after else (None, 0.0)
+            print(f"{backend}: quiet run {wall_q:.0f} s, hog run {wall_h:.0f} s"
+                  + (f", quiet run after {wall_a:.0f} s" if after is not None else ""))
+            score += report_hog(backend, quiet, hogged, window, after)
         print_hog_score(score)
         return 0
     worst = 0.0

@@ -50,6 +50,18 @@ def test_an_unflagged_hogged_worker_shows_as_an_in_run_move(capsys):
     capsys.readouterr()
 
 
+def test_with_a_quiet_run_after_the_move_is_against_both_quiet_runs(capsys):
+    # the host drifted 8 % faster from the quiet run before to the one after; the
+    # hogged run between reads their geometric mean (sqrt(100 * 108) = 103.9)
+    workers = [worker(104.0, (900.0, 960.0)), worker(50.0, (1010.0, 1070.0), disturbed=True),
+               worker(104.0, (1170.0, 1230.0))]
+    hogged = {("mlp", "train"): {"value": 104.0, "workers": workers}}
+    score = bs.report_hog("jax", {("mlp", "train"): {"value": 100.0}}, hogged, HOG,
+                          {("mlp", "train"): {"value": 108.0}})
+    assert score.between_runs == pytest.approx(104.0 / (100.0 * 108.0) ** 0.5 - 1)  # +0.07 %, not +4.0 %
+    assert "jax: mlp/train      quiet 100, after 108  hog        104  moved +0.1%" in capsys.readouterr().out
+
+
 def test_time_per_mode_sums_every_workers_window_and_gives_latencys_share(capsys):
     def result(mode, *windows):
         return {"mode": mode, "workers": [{"window": list(w)} for w in windows] + [{"status": "failed"}]}
