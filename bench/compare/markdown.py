@@ -9,11 +9,11 @@ markup or mention anyone.
 
 After the legend, a line per target says how fast the host ran for the head
 against the baseline (bench.compare.hostshift: a slower host slows every
-row, and nothing is rescaled by it); then a warning names each benchmark that could not have called
-a slowdown of min_change (too few repeats for this noise); the table's
-"sees" column gives the smallest slowdown each could have called, the note
-says which rule kept an unchanged row unchanged, and the footer lists every
-rule (bench.compare.verdicts.RULES).
+row, and nothing is rescaled by it); then a warning names each benchmark
+that could not have called a slowdown of min_change (too few repeats for
+this noise); the table's "sees" column gives the smallest slowdown each could
+have called, the note says which rule kept an unchanged row unchanged, and
+the footer lists every rule (bench.compare.verdicts.RULES).
 """
 
 from __future__ import annotations
