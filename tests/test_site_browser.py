@@ -304,3 +304,20 @@ def test_a_points_tooltip_says_how_fast_the_host_ran_that_night(page, site):
     assert "the host 15.0 % slower (reference workload), against the nights before" in tip.inner_text()
     page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.5)  # before the drop
     assert "the host as before (reference workload +0.0 %), against the nights before" in tip.inner_text()
+    # the five slow-host nights are ringed on the chart, and the key says what a ring is
+    assert page.locator("#detail-chart canvas").evaluate(RING_PIXELS) > 0
+    assert page.locator("#detail .key.host").is_visible()
+
+
+def test_no_ring_and_no_host_key_without_host_readings(page, site):
+    page.locator("#series-table tbody tr").filter(has=page.locator("td:nth-child(2)", has_text="step-box")).click()
+    page.locator("#series-table tbody tr").filter(has=page.locator("td:nth-child(2)", has_text="apple-m4")).first.click()
+    assert page.locator("#detail-chart canvas").evaluate(RING_PIXELS) == 0
+    assert not page.locator("#detail .key.host").is_visible()
+
+
+# The host ring's magenta (#c026d3, app.js HOST_RING): no other mark on a chart comes near it.
+RING_PIXELS = """c => { const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+    let n = 0; for (let i = 0; i < d.length; i += 4)
+      if (d[i] > 150 && d[i + 1] < 90 && d[i + 2] > 160 && d[i + 3] > 200) n++;
+    return n; }"""

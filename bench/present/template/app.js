@@ -317,6 +317,17 @@
           ctx.fillText(`protocol ${pb}`, x + 3 * dpr, top + 20 * dpr);  // canvas text: never markup
         }
       }
+      // A ring around each night the host itself read slow (its reference
+      // workload, data: series[].host): a dip there may be the machine.
+      if (!small) {
+        ctx.strokeStyle = HOST_RING;
+        ctx.lineWidth = 1.5 * dpr;
+        for (const i of slowHostNights(r)) {
+          const x = u.valToPos(pts.days[i] * DAY, "x", true), y = u.valToPos(pts.values[i], "y", true);
+          if (x < left || x > left + width || y < top || y > top + height) continue;
+          ctx.beginPath(); ctx.arc(x, y, 6 * dpr, 0, 2 * Math.PI); ctx.stroke();
+        }
+      }
       const c = r.change;
       if (c && !small) {
         const x = Math.round(u.valToPos(c.day * DAY, "x", true));
@@ -372,6 +383,14 @@
     ["backend", ["backend"], {}],
     ["keras", ["floatx", "dtype_policy", "protocol"], { dtype_policy: "policy %s", protocol: "protocol %s" }],
   ];
+
+  const HOST_RING = "#c026d3";  // style.css .k-host
+
+  // The points whose host read at least host_held slower than the nights before.
+  function slowHostNights(r) {
+    if (state.hostHeld == null) return [];
+    return (r.host || []).flatMap((t, i) => (t != null && t / 1000 >= state.hostHeld ? [i] : []));
+  }
 
   // A night's host reading against the nights before (data: series[].host),
   // in bench/analyse/host.py describe()'s words, so the table's note and the tooltip agree.
@@ -547,6 +566,7 @@
     badge.dataset.status = r.status;
     section.style.setProperty("--after", STATUS_COLOUR[r.status] || "#0f766e");  // the legend's "level after" swatch
     section.dataset.change = r.change ? "yes" : "no";  // the level keys show only with a change
+    section.dataset.host = slowHostNights(r).length ? "yes" : "no";  // the host key only where a ring is drawn
     $("detail-summary").textContent = summary(r);
     $("detail-point").replaceChildren();
     const links = [];
