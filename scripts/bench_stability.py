@@ -292,8 +292,9 @@ def hog_run(backend: str, extra: list[str], delay: float, seconds: float, keep) 
 class HogScore:
     """What one backend's hogged run shows (moves are fractions, largest over its benchmarks).
 
-    between_runs: the headline against the quiet invocation's (host drift between the two
-    invocations mixes in); in_run: against the median of the same run's clean workers, reruns
+    between_runs: the headline against the quiet invocation's, or with --quiet-after the
+    geometric mean of the quiet ones before and after (host drift between the invocations
+    mixes in); in_run: against the median of the same run's clean workers, reruns
     too, whose timed repeats the hog never reached (the same machine state: 0 when every
     worker the hog reached was flagged, since the headline is then their median; what an
     unflagged hogged worker moved it by otherwise); unprotected: what the median of every
@@ -356,7 +357,8 @@ def print_hog_score(score: HogScore) -> None:
     print(f"\nlargest headline move under the hog (goal < 3 %): {100 * score.in_run:.1f}% against the "
           f"same run's untouched workers ({100 * score.unprotected:.1f}% without flags and reruns), "
           f"{100 * score.between_runs:.1f}% against the quiet invocations (host drift between runs "
-          f"included; with --quiet-after, the geometric mean of the one before and the one after); flagged {score.flagged} of {score.overlapped} workers at least half under the hog "
+          f"included; with --quiet-after, the geometric mean of the one before and the one after); "
+          f"flagged {score.flagged} of {score.overlapped} workers at least half under the hog "
           f"({100 * share:.0f}%, goal >= 95 %)")
 
 
