@@ -575,9 +575,11 @@ def flag_table(folders: list[Path]) -> list[str]:
     many first-round workers each rule flagged and how many reruns were flagged
     again; the least CPU share among a result's first-round workers as a
     fraction of its best one's (median and lowest over the results; an
-    undisturbed set reads about 1.00); and the flagged workers' figures over
+    undisturbed set reads about 1.00); the flagged workers' figures over
     their result's clean workers' median, in the result's direction (above 1:
-    slower, so the flag caught a real slowdown; about 1: a false alarm)."""
+    slower, so the flag caught a real slowdown; about 1: a false alarm); and
+    the missed ones: unflagged workers whose figure read MISSED_SLOW or more
+    slower than that median (a slowdown no rule saw)."""
     out = []
     for folder in folders:
         tallies: dict[tuple[str, str], dict] = {}
@@ -585,7 +587,7 @@ def flag_table(folders: list[Path]) -> list[str]:
             for r in (r for d in records for r in d["results"] if r["status"] == "ok"):
                 key = (backend, r["mode"])
                 if key not in tallies:
-                    tallies[key] = {"first": 0, "reruns": 0, "again": 0, "shares": [], "slow": [],
+                    tallies[key] = {"first": 0, "reruns": 0, "again": 0, "shares": [], "slow": [], "missed": 0,
                                     **dict.fromkeys(disturbance.WHY, 0)}
                 tally_flags(tallies[key], r)
         out += [flag_line(f"{folder.name} {backend} {mode}", t) for (backend, mode), t in sorted(tallies.items())]
@@ -610,6 +612,14 @@ def tally_flags(t: dict, r: dict) -> None:
         mid, bigger = statistics.median(clean), r.get("better", "bigger") == "bigger"
         t["slow"].extend(mid / w["value"] if bigger else w["value"] / mid
                          for w in workers if w["disturbed"] and w["value"])
+        t["missed"] += sum((mid / w["value"] if bigger else w["value"] / mid) >= 1 + MISSED_SLOW
+                           for w in workers if not w["disturbed"] and w["value"])
+
+
+# An unflagged worker this much slower than its result's clean median is a
+# disturbance the rules missed: a CPU hog on the workers' CPU halves a worker
+# (0.5x), while undisturbed workers of one result lie within a few percent.
+MISSED_SLOW = 0.10
 
 
 def flag_line(name: str, t: dict) -> str:
@@ -620,7 +630,7 @@ def flag_line(name: str, t: dict) -> str:
     slowed = (f"flagged figures {statistics.median(slow):.2f}x the clean median ({min(slow):.2f}-{max(slow):.2f})"
               if slow else "none flagged")
     return f"{name}: {t['first']} workers, flagged by {rules}; reruns {t['reruns']}, flagged again {t['again']}; " \
-           f"{share}; {slowed}"
+           f"{share}; {slowed}; unflagged {100 * MISSED_SLOW:.0f} % or more slower: {t['missed']}"
 
 
 def apart(values: list[float]) -> float | None:

@@ -202,16 +202,19 @@ def test_flags_says_which_rule_flagged_whom_and_whether_they_were_slow(tmp_path,
         w(0.30, 0.99, "the in-process canary stayed slow for every repeat"),  # a slow state, caught
         w(0.21, 1.00, rerun=True), w(0.21, 0.80, f"{cpu_why}; CPU stall 45% vs the best worker's 10%", rerun=True)]}
     train = {"model": "mlp", "mode": "train", "status": "ok", "better": "bigger",
-             "workers": [w(100.0, 1.0), w(80.0, 0.7, cpu_why), w(102.0, 1.0)]}
+             "workers": [w(100.0, 1.0), w(80.0, 0.7, cpu_why), w(102.0, 1.0), w(90.0, 1.0)]}  # 90: missed
     folder = kept_set(tmp_path / "set", [{"target": {"backend": "jax"}, "run": {}, "results": [latency, train]}])
     assert bs.main(["--flags", folder]) == 0
     # latency: clean median 0.21 (0.20, 0.22, 0.21); flagged 0.21, 0.30, 0.21 -> 1.00, 1.43, 1.00;
-    # least CPU share 0.75 of 1.00. train: clean median 101, the flagged 80 -> 1.26x slower
+    # least CPU share 0.75 of 1.00; no clean worker 10 % slower (0.22: 1.05x). train: clean
+    # median 100, the flagged 80 -> 1.25x slower; the unflagged 90 is 1.11x slower: missed
     assert capsys.readouterr().out.splitlines() == [
         "set jax latency: 4 workers, flagged by cpu 1, canary 1; reruns 2, flagged again 1; "
-        "least CPU share 0.75x the best (lowest 0.75); flagged figures 1.00x the clean median (1.00-1.43)",
-        "set jax train: 3 workers, flagged by cpu 1; reruns 0, flagged again 0; "
-        "least CPU share 0.70x the best (lowest 0.70); flagged figures 1.26x the clean median (1.26-1.26)",
+        "least CPU share 0.75x the best (lowest 0.75); flagged figures 1.00x the clean median (1.00-1.43); "
+        "unflagged 10 % or more slower: 0",
+        "set jax train: 4 workers, flagged by cpu 1; reruns 0, flagged again 0; "
+        "least CPU share 0.70x the best (lowest 0.70); flagged figures 1.25x the clean median (1.25-1.25); "
+        "unflagged 10 % or more slower: 1",
     ]
     assert bs.rules_of("CPU per wall second 0.8 vs 1.0; steal 12% of CPU ticks vs 0%") == ["cpu", "steal"]
 
