@@ -24,7 +24,8 @@ def test_a_nights_reading_is_the_median_over_the_workers_that_count():
         {"workers": [worker(0.002), worker(0.004), worker(0.003)]},
         {"workers": [worker(0.001, calibration=True), worker(0.009, alone=True),  # ran outside the duets
                      {"status": "failed", "reference_seconds": 0.009},
-                     worker("2ms"), worker(True), worker(-1.0), worker(float("inf")), "junk"]},
+                     worker("2ms"), worker(True), worker(-1.0), worker(float("inf")), "junk",
+                     worker(1e308), worker(1e-300), worker(0.0)]},  # valid numbers, yet no reading
         {"model": "mlp"},  # protocol 1: no workers
     ]}
     assert host.seconds(data) == 0.003
@@ -179,4 +180,13 @@ def test_compare_says_the_host_held_and_says_nothing_across_numpy_versions(tmp_p
     data, head = nights_and_head(tmp_path / "other", [0.0020] * 7, 0.0030, head_numpy="2.4.0")
     text = compare_text(data, head)
     assert "The host against" not in text
+    assert json.loads(compare_text(data, head, "--format", "json"))["hosts"] == []
+
+
+def test_a_hostile_reading_in_a_head_or_a_night_is_no_reading(tmp_path):
+    # 1e308 s is a finite number >= 0 (the contract), but no host reads it: the JSON
+    # writers refuse the infinite shift it would make; nothing is said instead
+    data, head = nights_and_head(tmp_path, [0.0020] * 7, 1e308)
+    assert json.loads(compare_text(data, head, "--format", "json"))["hosts"] == []
+    data, head = nights_and_head(tmp_path / "tiny", [1e-300] * 7, 0.0020)
     assert json.loads(compare_text(data, head, "--format", "json"))["hosts"] == []

@@ -26,6 +26,13 @@ from typing import Any, Iterable, Mapping, Sequence
 # rows called slower; at 8 and 10 %, 29 and 26.
 HELD = 0.05
 
+# A reading outside this range (seconds) is no reading: the canary takes 2-4 ms
+# here and never under a microsecond or over a minute on any real host, and the
+# record contract only asks for a finite number >= 0, so a broken or hostile
+# record could otherwise make a shift of 1e308 % (or an infinite one, which no
+# JSON writer takes).
+PLAUSIBLE = (1e-6, 60.0)
+
 
 def seconds(data: Mapping[str, Any]) -> float | None:
     """The record's host reading: the median `reference_seconds` of the ok workers
@@ -40,7 +47,7 @@ def _counted(w: Any) -> bool:
     if not isinstance(w, Mapping) or w.get("status") != "ok" or w.get("calibration") or w.get("alone"):
         return False
     v = w.get("reference_seconds")
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < float("inf")
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and PLAUSIBLE[0] <= v <= PLAUSIBLE[1]
 
 
 def shift(readings: Sequence[float | None], start: int, end: int | None = None, *,
