@@ -321,10 +321,9 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple, after: di
     for key, r in hogged.items():
         if key not in quiet:
             continue
-        quiet_value = quiet[key]["value"]
-        if after is not None and key in after:
-            quiet_value = math.sqrt(quiet_value * after[key]["value"])
-        move = r["value"] / quiet_value - 1
+        before_value = quiet[key]["value"]
+        after_value = after[key]["value"] if after is not None and key in after else None
+        move = r["value"] / (before_value if after_value is None else math.sqrt(before_value * after_value)) - 1
         ok = [(w, hogged_share(w.get("timed_window") or w["window"], window)) for w in r["workers"]
               if w.get("window") and w["status"] == "ok"]
         shares = [(w, share) for w, share in ok if not w.get("rerun")]  # the first round
@@ -340,8 +339,8 @@ def report_hog(backend: str, quiet: dict, hogged: dict, window: tuple, after: di
             in_run = r["value"] / base - 1
             unprotected = estimate.of_workers([w for w, _ in shares], better, how) / base - 1
         score += HogScore(abs(move), abs(in_run), abs(unprotected), len(hit), sum(w["disturbed"] for w in hit))
-        quiet_text = (f"quiet {fmt(quiet[key]['value'])}, after {fmt(after[key]['value'])}"
-                      if after is not None and key in after else f"quiet {fmt(quiet[key]['value']):>10}")
+        quiet_text = (f"quiet {fmt(before_value):>10}" if after_value is None
+                      else f"quiet {fmt(before_value)}, after {fmt(after_value)}")
         print(f"{backend}: {'/'.join(key):<14} {quiet_text}  hog {fmt(r['value']):>10}  "
               f"moved {100 * move:+.1f}%  workers under the hog {len(hit)}, flagged {sum(w['disturbed'] for w in hit)}"
               f"  (grazed {len(grazed)}, flagged {sum(w['disturbed'] for w in grazed)})")

@@ -50,10 +50,20 @@ class Point:
     def protocol(self) -> str:
         """The measurement protocol, 'name vN' (run.protocol; records from
         before it existed were measured by protocol 1)."""
-        return dict(self.state).get("protocol", PROTOCOL_1)
+        return protocol_of(self.state)
 
 
 PROTOCOL_1 = "single-process v1"
+
+
+def protocol_of(state: Iterable[tuple[str, str]]) -> str:
+    """The protocol named in a point's state (envsummary's fields), protocol 1 when none."""
+    return dict(state).get("protocol", PROTOCOL_1)
+
+
+def record_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
+    """A record's machine and software as text fields: a headline point's `state`."""
+    return envsummary.summary(rec.environment, rec.data.get("run"))
 
 
 def protocol_start(points: Sequence[Point]) -> int:
@@ -162,7 +172,7 @@ def build_series(records: Iterable[RunRecord],
         if not rec.is_nightly:
             continue
         t, attempt = rec.started_at, rec.attempt
-        point_state = state(rec) if state else envsummary.summary(rec.environment, rec.data.get("run"))
+        point_state = (state or record_state)(rec)
         reading = host.seconds(rec.data) if speed else None
         for r in results(rec):
             key = (rec.backend, rec.device, r.model, r.mode)

@@ -17,8 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-from bench.analyse import envsummary, host
-from bench.analyse.series import PROTOCOL_1, env_fingerprint
+from bench.analyse import host
+from bench.analyse.series import env_fingerprint, protocol_of, record_state
 from bench.records.record import RunRecord
 
 Reading = tuple[tuple[str, str | None], float]  # (host.kind, seconds)
@@ -36,8 +36,8 @@ def reading(rec: RunRecord) -> Reading | None:
     seconds = host.seconds(rec.data)
     if seconds is None:
         return None
-    protocol = dict(envsummary.summary(rec.environment, rec.data.get("run"))).get("protocol", PROTOCOL_1)
-    return host.kind(protocol, env_fingerprint(rec.environment)), seconds
+    # the kind a headline point of this record would have (series.build_series)
+    return host.kind(protocol_of(record_state(rec)), env_fingerprint(rec.environment)), seconds
 
 
 def readings(records: Iterable[RunRecord]) -> dict[tuple[str, str], tuple[Reading, ...]]:
@@ -56,7 +56,7 @@ def host_shifts(base: Mapping[tuple[str, str], Sequence[Reading]],
     out = []
     for (backend, device), (kind, seconds) in sorted(head.items()):
         usual = [s for k, s in base.get((backend, device), ()) if k == kind]
-        shift = host.shift([*usual, seconds], len(usual), before=len(usual)) if usual else None
+        shift = host.shift([*usual, seconds], len(usual), before=len(usual))  # None without `usual`
         if shift is not None:
             out.append(HostShift(backend, device, shift))
     return tuple(out)
