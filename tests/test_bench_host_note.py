@@ -42,3 +42,25 @@ def test_a_missing_folder_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.argv", ["bench_host_note.py", str(tmp_path / "nope")])
     assert note.main() == 2
     assert capsys.readouterr().err == f"bench_host_note: no such folder: {tmp_path / 'nope'}\n"
+
+
+def test_rescaled_by_the_host_reading(tmp_path):
+    # invocation 0 on a host 20 % slower: train slowed by half of that (in logs), latency
+    # by all of it, so train holds still at power 0.5 and latency at power 1
+    write_set(tmp_path / "set", [2.4, 2.0, 2.0, 2.0, 2.0], [1000 / 1.2 ** 0.5, 1000.0, 1000.0, 1000.0, 1000.0],
+              [1.2, 1.0, 1.0, 1.0, 1.0])
+    assert note.scaled_table([tmp_path / "set"]) == [
+        "2 rows, each headline times (night's host reading / the set's usual) ** power",
+        "power   within ±5 %    within ±3 %",
+        "0.00    0              0",  # as recorded: train -8.7 %, latency +20 %
+        "0.25    1              0",  # train -4.5 %
+        "0.50    1              1",  # train exact, latency +9.5 %
+        "0.75    2              0",  # both 4.7 % off, either way
+        "1.00    1              1",  # latency exact, train +9.5 %
+    ]
+
+
+def test_rescaling_needs_a_reading_in_every_invocation(tmp_path):
+    write_set(tmp_path / "set", [0.0, 2.0, 2.0], [1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    assert note.scaled_table([tmp_path / "set"]) == [
+        f"no set with a host reading in every invocation in {tmp_path / 'set'}"]
