@@ -5,7 +5,10 @@ worker to be slow? Recomputed from kept records, no new runs.
 
 A latency worker whose canary read slow in every round (`disturbed_why` the canary
 rule's alone) is flagged and rerun (bench/measure/pool.py). On this VM most of
-those workers timed as fast as their clean peers (`bench_stability.py --flags`).
+those workers timed as fast as their clean peers (`bench_stability.py --flags`),
+so since workers v12 such a flag also needs the worker's figure 3 % worse than
+theirs (disturbance.CANARY_SLOWER, chosen with this script); on v12 records "as
+recorded" is that rule.
 For each rule — as recorded, "flagged only when its p50 is also more than X times
 the clean first-round workers' median", and no canary-only flags at all — this
 prints how many first-round workers the rule flags, and how far each (set,

@@ -289,6 +289,39 @@ def test_the_headline_is_the_clean_workers_trimmed_mean_and_a_disturbed_worker_r
     assert r["unstable"] is False and r["spread"] == pytest.approx(0.02)
 
 
+def test_a_worker_whose_canary_read_slow_throughout_is_flagged_only_when_its_figure_is_slower_too():
+    # latency p50s in ms (smaller is better); workers 1 and 3 ran with every canary slow
+    # (`kept: all`). The clean peers' median is 0.20 ms: worker 1's 0.204 (1.02x) bears
+    # no slowdown out and counts; worker 3's 0.23 (1.15x) does, and is flagged and rerun.
+    rows = iter([(0.20, "clean"), (0.204, "all"), (0.19, "clean"), (0.23, "all"), (0.21, "clean"),
+                 (0.20, "clean")])
+
+    def script(task, s):
+        p50, kept = next(rows)
+        p = payload((s.model, s.mode), p50)
+        p["result"]["canary"]["kept"] = kept
+        return p
+
+    fake = FakeWorkers(script)
+    r = pool.run_backend([spec("mlp", "latency")], 5, fake)[""].results[0]
+    assert [t.rerun for t, _ in fake.calls] == [False] * 5 + [True]
+    assert [w["disturbed"] for w in r["workers"]] == [False, False, False, True, False, False]
+    assert r["workers"][3]["disturbed_why"] == "the in-process canary stayed slow for every repeat"
+    # the headline: 0.20, 0.204, 0.19, 0.21 and the rerun's 0.20 without the best and the worst
+    assert r["value"] == pytest.approx((0.20 + 0.204 + 0.20) / 3)
+
+
+@pytest.mark.parametrize("value, centre, better, flagged", [
+    (0.206, 0.20, "smaller", False),  # 1.03x: not beyond it
+    (0.207, 0.20, "smaller", True),
+    (97.5, 100.0, "bigger", False),   # samples/s 2.5 % fewer
+    (96.0, 100.0, "bigger", True),
+    (50.0, None, "bigger", True),     # no clean peer to compare with: the canary decides
+])
+def test_a_canary_flag_needs_the_figure_to_bear_it_out(value, centre, better, flagged):
+    assert disturbance.canary_confirmed(value, centre, better) is flagged
+
+
 def test_peak_memory_counts_every_first_round_worker_while_latency_counts_the_clean_ones():
     rows = iter([(0.20, 300), (0.21, 300), (0.40, 100), (0.19, 300), (0.22, 300), (0.20, 50)])
 

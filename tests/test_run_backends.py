@@ -50,7 +50,7 @@ def test_quick_run_gives_four_ok_results(backend, workers, tmp_path):
     (rec,), err = bench_run(tmp_path, "--backend", backend, "--quick", "--workers", str(workers),
                             "--modes", "train,predict")
     assert (rec.backend, rec.device) == (backend, "local-cpu")
-    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 11, "memory": "least, settled"}
+    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 12, "memory": "least, settled"}
     assert [(r.model, r.mode) for r in rec.results] == [
         ("cnn", "train"), ("cnn", "predict"), ("mlp", "train"), ("mlp", "predict")]
     raw = {(r["model"], r["mode"]): r for r in rec.data["results"]}

@@ -52,6 +52,30 @@ STEAL_RISE = 0.05  # steal fraction this much above the benchmark's least robbed
 # in every repeat. scripts/bench_stability.py --flags reads them back.
 WHY = {"cpu": "CPU per wall second", "stall": "CPU stall", "steal": "steal",
        "canary": "the in-process canary stayed slow for every repeat"}
+# A worker whose in-process canary read slow in every repeat (a slow CPU state
+# throughout, pool.flag) is flagged only when its own figure bears that out:
+# CANARY_SLOWER worse than the benchmark's clean first-round workers' median
+# (workers v12). Measured (scripts/bench_latency_flags.py): over the eight
+# workers v11 stability sets the canary alone flagged 181 of 800 first-round
+# latency workers here, most no slower than their clean peers (this VM's host
+# drifts ±5-10 % within a run, so a worker after a slow turn reads its canaries
+# against a floor set before it); needing the figure too would have flagged 56,
+# with the latency headlines as still (27 of 32 rows within ±5 % either way).
+# Under a hog (.local/hog-58) every rerun of jax mlp/latency was flagged that
+# way, leaving its headline on one worker, 4.4 % off the quiet runs (1.4 % with
+# this rule). On an H100 the workers it flagged read 1.10-1.52x slower than the
+# clean one: still flagged.
+CANARY_SLOWER = 1.03
+
+
+def canary_confirmed(value: float, centre: float | None, better: str) -> bool:
+    """Whether a worker's figure bears out its canary's "slow throughout": worse than
+    `centre` (the clean first-round workers' median; None when there is none, and
+    then the canary decides alone) by more than CANARY_SLOWER, in the benchmark's
+    direction (`better`: "bigger" for samples/s, "smaller" for a latency in ms)."""
+    if centre is None:
+        return True
+    return value > centre * CANARY_SLOWER if better == "smaller" else value * CANARY_SLOWER < centre
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ schedule (bench/measure/schedule.py). Each task is one worker process
   Every worker gets its side's fastest canary so far (`Spec.canary_floor`):
   a worker that runs in a slow CPU state throughout then reads its repeats as
   slow (`canary.kept: all`) and is flagged, instead of taking that state for
-  full speed (workers v3; bench/measure/latency.py says why).
+  full speed (workers v3; bench/measure/latency.py says why), when its figure
+  is also slower than its clean peers' (workers v12; disturbance.CANARY_SLOWER).
 - headline: estimate.of_workers over the clean workers (`clean`: all ok ones when none
   is clean; workers v9: the trimmed mean of their figures), `spread` (around the
   workers' median), and `unstable` with its reason.
@@ -196,9 +197,13 @@ def flag(series: _Series) -> int:
     """Mark disturbed entries (in place); returns how many newly marked ones are not reruns."""
     ok = [e for e in counted(series.entries) if e["status"] == "ok"]
     why = disturbance.flag_workers([e.get("disturbance") for e in ok])
+    peers = [e["value"] for e, reason in zip(ok, why)
+             if reason is None and not (e["disturbed"] or e.get("canary_all") or e.get("rerun"))]
+    centre = statistics.median(peers) if peers else None
+    better = series.spec.base_result()["better"]
     fresh = 0
     for e, reason in zip(ok, why):
-        if reason is None and e.get("canary_all"):
+        if reason is None and e.get("canary_all") and disturbance.canary_confirmed(e["value"], centre, better):
             reason = disturbance.WHY["canary"]
         if reason and not e["disturbed"]:
             e["disturbed"], e["disturbed_why"] = True, reason

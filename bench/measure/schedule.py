@@ -31,7 +31,7 @@ from dataclasses import dataclass, replace
 #   workers v4: every worker runs with glibc's malloc thresholds fixed
 #               (benchmarks.yaml harness.malloc_*), so its big buffers stay in
 #               the heap instead of being mapped afresh on every call in some
-#               processes and not others (README "Protocol 2": a torch
+#               processes and not others (docs/measurements.md, "The allocator": a torch
 #               cnn/predict worker read 8.5k or 21k samples/s by that alone).
 #   workers v5: a train benchmark's quality gate and timed-result check predict
 #               the held-out digits at the benchmark's batch size, not in one
@@ -51,7 +51,7 @@ from dataclasses import dataclass, replace
 #               cached blocks kept torch's freed activations from merging, so
 #               its heap fragmented inside predict by a different amount in
 #               each process, and the fragmented workers ran slower and peaked
-#               higher (README "Protocol 2", Allocator).
+#               higher (docs/measurements.md, "The allocator").
 #   workers v9: the headline of every result is the trimmed mean of its clean
 #               workers' figures (the best and the worst left out), not the
 #               fastest sample (estimate.py HEADLINE says why).
@@ -65,7 +65,12 @@ from dataclasses import dataclass, replace
 #               trained on from call to call, torch's weights went denormal part
 #               way through a worker, which then ran ~20 % slower (mlp/train),
 #               at a point set by the steps per call its invocation calibrated.
-NAME, VERSION = "workers", 11
+#   workers v12: a worker whose canary alone read slow throughout is flagged
+#               (and rerun, and left out of the headline) only when its figure
+#               is also 3 % worse than its clean peers' median
+#               (disturbance.CANARY_SLOWER): on a drifting host the canary flagged
+#               latency workers that timed as fast as the others.
+NAME, VERSION = "workers", 12
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their
