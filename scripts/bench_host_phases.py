@@ -12,7 +12,7 @@ fastest is one lucky process), and the longest stretch of minutes above
 Why: issue 10 suggests waiting for a quiet machine before each worker. That
 only helps if the host's slow phases are short next to what a nightly can
 spare: the 4-backend nightly's 15-minute goal leaves it the time it does not
-use (README "Protocol 2", Extra repeats). Minutes with no worker starting are
+use (docs/measurements.md, "Extra repeats and the nightly's cost"). Minutes with no worker starting are
 skipped and do not break a stretch.
 """
 

@@ -73,7 +73,7 @@ every process; the peaks 748-907 against 748-758 MiB. That is the heap's
 growth, and workers v8 runs uncached. The speeds in turns said little (cached
 14.3 % apart, uncached 26.6 % on a host sliding from 21.0k to 16.6k over the
 2.5 minutes; pairs a median -3.1 %, -10.6 to +7.3 %); a duet, which sees one
-moment of the host for both sides, did: README "Protocol 2", Allocator.
+moment of the host for both sides, did: docs/measurements.md, "The allocator".
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Does the ratio to a reference build hold still across invocations where the
-samples/s do not? (issue 10, "The reference build" in the README)
+samples/s do not? (issue 10; docs/measurements.md, "The reference build")
 
     # 5 separate `bench run --reference REF_PYTHON` invocations, jax and torch,
     # harness.ab_workers pairs (or --workers); the records are kept in --out

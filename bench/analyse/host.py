@@ -20,7 +20,7 @@ from typing import Any, Iterable, Mapping, Sequence
 # (5 workers x 6 benchmarks on a local nightly): one worker's reading moves by
 # ±10 % on a calm host, the record's median by a few percent. Below HELD the
 # note calls the host as before. Chosen on the workers v11 kept sets
-# (scripts/bench_host_note.py; README "A slow host or slow Keras"): 30 of the 31
+# (scripts/bench_host_note.py; docs/measurements.md, "A slow host or slow Keras"): 30 of the 31
 # rows that read 5 % or more worse came on nights this read 5 % or more slower,
 # 1 of the 180 rows on the other nights; at 3 % the same 30, with more calm
 # rows called slower; at 8 and 10 %, 29 and 26.

@@ -310,7 +310,7 @@ def _held_out_logits(model, d: _Data, spec: Spec):
     At the benchmark's batch size (protocol workers v5). One batch of all 360
     held-out digits, as before, left torch's heap grown by 3 to 31 MiB,
     process by process, and the benchmark's peak with it: torch cnn/train's
-    workers peaked 737-791 MiB (README "Protocol 2", Memory)."""
+    workers peaked 737-791 MiB (docs/measurements.md, "Peak memory")."""
     return model.predict(d.x_test, batch_size=spec.batch_size, verbose=0)
 
 

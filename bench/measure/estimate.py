@@ -55,7 +55,7 @@ from typing import Mapping, Sequence
 # disturbed least. Batch-1 latency keeps the median: its 24 rows were within
 # ±5 % under each (±3 %: 24 median, 23 best; worst ±3.0 and ±3.3 %), and its
 # percentiles come from the median worker. Held out, a seventh set after the
-# choice (v6, a drifting host; README): best ±7.8 % typical, median ±9.8 %,
+# choice (v6, a drifting host; docs/measurements.md): best ±7.8 % typical, median ±9.8 %,
 # the tightest in 5 of 8 against 3; within ±5 % 1 of 8 under either. An
 # eighth (v6, a quieter host): within ±5 % best 6 of 8, median 4. Over the
 # eight sets, latency: best 31 of 32 within ±5 % (typical ±0.9 %, tightest in
@@ -63,7 +63,7 @@ from typing import Mapping, Sequence
 # taken (a new protocol version, and percentiles from the best worker).
 # Workers v7 (2026-12-05): the fastest sample, one step further down the same
 # road: the host often slows a worker for some of its repeats, not all (a
-# vCPU's speed states last 0.1 to several seconds; README "Latency"; over the
+# vCPU's speed states last 0.1 to several seconds; docs/measurements.md, "Batch-1 latency"; over the
 # eight sets' 1,600 train/predict workers the fastest repeat read a median
 # 2.8 % above the worker's median, over 3 % in 47 %), so the fastest repeat
 # is the least disturbed figure there is. Over the same eight
@@ -71,15 +71,15 @@ from typing import Mapping, Sequence
 # 39, median 29; within ±3 % 33, 16, 13; typical spread ±2.7, ±4.6, ±5.5 %;
 # worst ±16.9, ±21.7, ±18.0 %; at least as tight as the best worker in every
 # set's typical row. Latency: 32 of 32 within ±3 % (worst ±2.4 %) against the
-# median's 30 (worst ±6.7 %). Held out: README "Protocol 2". What a fastest
+# median's 30 (worst ±6.7 %). Held out: docs/measurements.md, "Stability". What a fastest
 # sample cannot see is a change that slows only some calls of a build (a
 # sometimes-slow path); `spread`, the samples and the latency percentiles
 # (the median worker's) still carry that.
 # Workers v9 (2026-12-06): trimmed. The fastest sample won on the old host,
 # where every set had a per-process mode that only ever slowed a process:
 # glibc's malloc luck, then (workers v4-v7) glibc's heap fragmenting inside
-# torch's predict by a different amount in each process (README "Protocol 2",
-# Allocator), which an extreme estimator steps around by picking the process
+# torch's predict by a different amount in each process (docs/measurements.md,
+# "The allocator"), which an extreme estimator steps around by picking the process
 # that escaped it. Workers v8 removed that mode. What is left moves whole
 # invocations, and on this host it moves them both ways (an invocation 4-11 %
 # fast in every jax benchmark), and an extreme of 35 samples follows a fast

@@ -5,7 +5,7 @@ two builds, like `--ab`: side a is the reference (a pinned Keras in its own
 venv, with the same backend packages), side b the build under test. Both
 sides' worker i run at the same time on the same host, so a slow host slows
 both and their ratio holds still where the samples/s do not (measured:
-scripts/bench_reference.py; README "The reference build").
+scripts/bench_reference.py; docs/measurements.md, "The reference build").
 
 Each of the nightly's ok results gets a `reference` block (record contract,
 schema_version 1 extension):

@@ -18,7 +18,7 @@ timed calls only. A meter that cannot open is recorded as
 trace(): with $BENCH_MEMORY_TRACE set to a file, each worker appends its RSS
 after every stage of a benchmark and every timed call
 (scripts/bench_memory_stages.py runs it and reads the file): how the causes
-of a spread in peak memory were found (README, Peak memory).
+of a spread in peak memory were found (docs/measurements.md, "Peak memory").
 """
 
 from __future__ import annotations
