@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench.analyse import host  # noqa: E402
+from bench.measure import estimate  # noqa: E402
 from bench_stability import load_records  # noqa: E402
 
 THRESHOLDS = (0.03, 0.05, 0.08, 0.10)
@@ -96,12 +97,6 @@ def report(folders: list[Path], off: float) -> list[str]:
     return lines
 
 
-def spread(values: list[float]) -> float:
-    """The largest distance of a value from their median, as a fraction."""
-    mid = statistics.median(values)
-    return max(abs(v / mid - 1) for v in values)
-
-
 def scaled(value: float, better: str, slower: float, power: float) -> float:
     """The headline as if the host had run at its usual speed: `slower` is the night's
     reading over the set's usual one (1.1: 10 % slower), `power` how much of that to take
@@ -133,7 +128,7 @@ def scaled_table(folders: list[Path]) -> list[str]:
     lines = [f"{len(rows)} rows, each headline times (night's host reading / the set's usual) ** power",
              f"{'power':<7} {'within ±5 %':<14} within ±3 %"]
     for power in SCALE_POWERS:
-        spreads = [spread([scaled(v, b, s, power) for v, b, s in row]) for row in rows]
+        spreads = [estimate.spread([scaled(v, b, s, power) for v, b, s in row]) for row in rows]
         lines.append(f"{power:<7.2f} {sum(x <= 0.05 for x in spreads):<14} {sum(x <= 0.03 for x in spreads)}")
     return lines
 

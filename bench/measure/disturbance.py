@@ -62,9 +62,9 @@ WHY = {"cpu": "CPU per wall second", "stall": "CPU stall", "steal": "steal",
 # against a floor set before it); needing the figure too would have flagged 56,
 # with the latency headlines as still (27 of 32 rows within ±5 % either way).
 # Under a hog (.local/hog-58) every rerun of jax mlp/latency was flagged that
-# way, leaving its headline on one worker, 4.4 % off the quiet runs (1.4 % with
-# this rule). On an H100 the workers it flagged read 1.10-1.52x slower than the
-# clean one: still flagged.
+# way, leaving its headline on one worker, +4.4 % against the quiet runs (+2.0 %
+# recomputed with this rule). On an H100 the workers it flagged read 1.10-1.52x
+# slower than the clean one: still flagged.
 CANARY_SLOWER = 1.03
 
 
