@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench.analyse import host  # noqa: E402
 from bench.measure import estimate  # noqa: E402
-from bench_stability import load_records  # noqa: E402
+from bench_stability import load_records, ok_results  # noqa: E402
 
 THRESHOLDS = (0.03, 0.05, 0.08, 0.10)
 SCALE_POWERS = (0.0, 0.25, 0.5, 0.75, 1.0)  # 0: the headline as recorded
@@ -59,8 +59,8 @@ def nights(folders: list[Path]) -> list[tuple[float, list[float]]]:
     for folder in folders:
         for records in load_records([folder]).values():
             readings = [host.seconds(d) for d in records]
-            rows = [{(r["model"], r["mode"]): (r["value"], r.get("better", "bigger"))
-                     for r in d["results"] if r.get("status") == "ok"} for d in records]
+            rows = [{key: (r["value"], r.get("better", "bigger")) for key, r in ok_results(d).items()}
+                    for d in records]
             for i, reading in enumerate(readings):
                 others = [x for j, x in enumerate(readings) if j != i and x]
                 if not reading or not others:
@@ -113,16 +113,13 @@ def scaled_table(folders: list[Path]) -> list[str]:
     for folder in folders:
         for records in load_records([folder]).values():
             readings = [host.seconds(d) for d in records]
-            if not all(readings):
+            if len(records) < 2 or not all(readings):
                 continue
             usual = statistics.median(readings)
-            keyed: dict[tuple, list] = {}
-            for d, reading in zip(records, readings):
-                for r in d["results"]:
-                    if r.get("status") == "ok":
-                        keyed.setdefault((r["model"], r["mode"]), []).append(
-                            (r["value"], r.get("better", "bigger"), reading / usual))
-            rows += [v for v in keyed.values() if len(v) == len(records) > 1]
+            results = [ok_results(d) for d in records]
+            rows += [[(r[key]["value"], r[key].get("better", "bigger"), reading / usual)
+                      for r, reading in zip(results, readings)]
+                     for key in results[0] if all(key in r for r in results)]
     if not rows:
         return [f"no set with a host reading in every invocation in {', '.join(map(str, folders))}"]
     lines = [f"{len(rows)} rows, each headline times (night's host reading / the set's usual) ** power",

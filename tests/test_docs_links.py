@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ def slug(heading: str) -> str:
     return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
 
 
+@cache  # every link into a file asks again
 def anchors(path: Path) -> set[str]:
     text = FENCE.sub("", path.read_text(encoding="utf-8"))  # a '# comment' in a shell block is no heading
     return {slug(m.group(1)) for line in text.splitlines() if (m := HEADING.match(line))}
