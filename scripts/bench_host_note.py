@@ -52,13 +52,33 @@ def worse(value: float, usual: float, better: str) -> float:
     return usual / value - 1 if better == "bigger" else value / usual - 1
 
 
-def nights(folders: list[Path]) -> list[tuple[float, list[float]]]:
+def first_workers(data: dict, pick) -> float | None:
+    """A reading from what records before 2026-12-06 keep of every repeat's canary:
+    each result's `canary.seconds` (its first worker's, around the kept repeats),
+    `pick`ed (statistics.median or min) per result, then the median over results."""
+    per = [pick(r["canary"]["seconds"]) for r in data.get("results", ())
+           if r.get("status") == "ok" and r.get("canary", {}).get("seconds")]
+    return statistics.median(per) if per else None
+
+
+# --basis: how a night's host is read. `record` is what the product reads
+# (bench/analyse/host.py: the workers' median canary where recorded, else their fastest).
+BASES = {
+    "record": host.seconds,
+    "median": lambda d: host.seconds(d, host.TYPICAL),
+    "fastest": lambda d: host.seconds(d, host.FASTEST),
+    "first-median": lambda d: first_workers(d, statistics.median),
+    "first-fastest": lambda d: first_workers(d, min),
+}
+
+
+def nights(folders: list[Path], read=host.seconds) -> list[tuple[float, list[float]]]:
     """Per invocation (a backend's record in a set): (host shift, each ok row's worse-ness),
     both against the median of the set's other invocations of that backend."""
     out = []
     for folder in folders:
         for records in load_records([folder]).values():
-            readings = [host.seconds(d) for d in records]
+            readings = [read(d) for d in records]
             rows = [{key: (r["value"], r.get("better", "bigger")) for key, r in ok_results(d).items()}
                     for d in records]
             for i, reading in enumerate(readings):
@@ -74,8 +94,8 @@ def nights(folders: list[Path]) -> list[tuple[float, list[float]]]:
     return out
 
 
-def report(folders: list[Path], off: float) -> list[str]:
-    found = nights(folders)
+def report(folders: list[Path], off: float, read=host.seconds) -> list[str]:
+    found = nights(folders, read)
     if not found:
         return [f"no invocation with a host reading in {', '.join(map(str, folders))}"]
     lines = [f"{len(found)} invocations, {sum(len(m) for _, m in found)} rows; an off night is a row "
@@ -105,14 +125,14 @@ def scaled(value: float, better: str, slower: float, power: float) -> float:
     return value * factor if better == "bigger" else value / factor
 
 
-def scaled_table(folders: list[Path]) -> list[str]:
+def scaled_table(folders: list[Path], read=host.seconds) -> list[str]:
     """Would rescaling each headline by the host reading hold it still? Per power, the rows
     (set, backend, model, mode) within ±5 % and ±3 % across the set's invocations.
     Measured only: the product never rescales a headline (bench/analyse/host.py)."""
     rows = []
     for folder in folders:
         for records in load_records([folder]).values():
-            readings = [host.seconds(d) for d in records]
+            readings = [read(d) for d in records]
             if len(records) < 2 or not all(readings):
                 continue
             usual = statistics.median(readings)
@@ -143,12 +163,18 @@ def main() -> int:
     p.add_argument("--off", type=float, default=0.05, help="a row this much worse is an off night (default 0.05)")
     p.add_argument("--scaled", action="store_true",
                    help="instead: how still each headline would hold if rescaled by the host reading")
+    p.add_argument("--basis", choices=BASES, default="record",
+                   help="how a night's host is read: as the product does (record: the workers' median "
+                        "canary where recorded, else their fastest), by either of those, or from each "
+                        "result's first worker's repeat canaries (first-median, first-fastest; what "
+                        "records before 2026-12-06 keep)")
     a = p.parse_args()
     missing = [str(f) for f in a.folders if not f.is_dir()]
     if missing:
         print(f"bench_host_note: no such folder: {', '.join(missing)}", file=sys.stderr)
         return 2
-    print("\n".join(scaled_table(a.folders) if a.scaled else report(a.folders, a.off)))
+    read = BASES[a.basis]
+    print("\n".join(scaled_table(a.folders, read) if a.scaled else report(a.folders, a.off, read)))
     return 0
 
 

@@ -32,6 +32,18 @@ def test_a_nights_reading_is_the_median_over_the_workers_that_count():
     assert host.seconds({"results": [{"model": "mlp", "value": 1.0}]}) is None
 
 
+def test_a_night_is_read_by_its_workers_median_canary_where_they_record_one():
+    both = {"results": [{"workers": [worker(0.002, reference_median_seconds=0.0031),
+                                     worker(0.003, reference_median_seconds=0.0035),
+                                     worker(0.004, reference_median_seconds="junk")]}]}
+    assert (host.basis(both), host.seconds(both)) == (host.TYPICAL, 0.0033)
+    assert host.seconds(both, host.FASTEST) == 0.003
+    fastest_only = {"results": [{"workers": [worker(0.002), worker(0.004)]}]}
+    assert (host.basis(fastest_only), host.seconds(fastest_only)) == (host.FASTEST, 0.003)
+    assert host.seconds(fastest_only, host.TYPICAL) is None
+    assert host.basis({"results": [{"model": "mlp"}]}) is None
+
+
 def test_a_shift_is_the_nights_against_the_usual_ones_slower_positive():
     readings = [0.0020, 0.0021, None, 0.0019, 0.0020, 0.0023, 0.0023]
     assert host.shift(readings, 5, before=36) == pytest.approx(0.15)  # 2.3 ms against a median 2.0
@@ -54,6 +66,16 @@ def test_readings_under_another_protocol_or_numpy_are_not_compared():
 
     got = host.readings(points((10, "2.3.1"), (11, "2.3.1"), (11, "2.4.0"), (11, "2.3.1")), 3)
     assert got == [None, 0.003, None, 0.005]
+
+
+def test_a_night_read_by_the_median_canary_is_not_compared_with_nights_read_by_the_fastest():
+    recs = [make_record([ok("mlp", "train", 1000.0, workers=[
+        worker(0.002, **({"reference_median_seconds": 0.0024} if i >= 2 else {}))])],
+        started_at=T0 + timedelta(days=i)) for i in range(4)]
+    points = build_series(recs, speed=True)[("jax", "local-cpu", "mlp", "train")].points
+    assert [p.host_basis for p in points] == [host.FASTEST, host.FASTEST, host.TYPICAL, host.TYPICAL]
+    assert host.readings(points, 3) == [None, None, 0.0024, 0.0024]
+    assert host.night_shifts(points, before=36) == [None, 0.0, None, 0.0]
 
 
 def test_the_note_words():
@@ -137,7 +159,7 @@ def test_show_lists_each_nights_host_against_the_nights_before(tmp_path, capsys)
     assert hosts == ["—", "+0.0%", "+0.0%", "+0.0%", "+0.0%", "—", "+15.0%"]
 
 
-def nights_and_head(tmp_path, refs, head_ref, *, head_numpy="2.3.1"):
+def nights_and_head(tmp_path, refs, head_ref, *, head_numpy="2.3.1", head_median=None):
     """A data folder of one record a night (host readings `refs`) and a pull-request head record."""
     from bench.records.record import write
     from tests.helpers import write_data
@@ -146,7 +168,8 @@ def nights_and_head(tmp_path, refs, head_ref, *, head_numpy="2.3.1"):
                         started_at=T0 + timedelta(days=i), environment={"backend_versions": {"numpy": "2.3.1"}})
             for i, r in enumerate(refs)]
     data = write_data(recs, tmp_path / "data")
-    head = make_record([ok("mlp", "train", 1001.0, samples=[1001.0] * 7, workers=[worker(head_ref)])],
+    median = {} if head_median is None else {"reference_median_seconds": head_median}
+    head = make_record([ok("mlp", "train", 1001.0, samples=[1001.0] * 7, workers=[worker(head_ref, **median)])],
                        started_at=T0 + timedelta(days=len(refs)), event="pull_request",
                        environment={"backend_versions": {"numpy": head_numpy}})
     return data, write(head, tmp_path / "head")
@@ -181,6 +204,9 @@ def test_compare_says_the_host_held_and_says_nothing_across_numpy_versions(tmp_p
     text = compare_text(data, head)
     assert "The host against" not in text
     assert json.loads(compare_text(data, head, "--format", "json"))["hosts"] == []
+    # a head read by its median canary, past nights by their fastest: two readings, not compared
+    data, head = nights_and_head(tmp_path / "median", [0.0020] * 7, 0.0030, head_median=0.0031)
+    assert "The host against" not in compare_text(data, head)
 
 
 def test_a_hostile_reading_in_a_head_or_a_night_is_no_reading(tmp_path):

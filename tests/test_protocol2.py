@@ -167,7 +167,8 @@ def payload(key, value, steps=40, load=None, ok=True, kind="crash", samples=None
                 "environment": {"keras_version": "3.x"}}
     return {"result": {"model": model, "mode": mode, "unit": "samples/s", "better": "bigger", "batch_size": 100,
                        "status": "ok", "value": value, "samples": samples or [value], "steps_per_call": steps,
-                       "setup_seconds": 0.01, "canary": {"baseline_seconds": 0.004, "kept": "clean"},
+                       "setup_seconds": 0.01, "canary": {"baseline_seconds": 0.004, "kept": "clean",
+                                                           "seconds": [0.0045, 0.0042, 0.0048]},
                        "disturbance": load or {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0},
                        "timed_window": [0.25, 0.75]},
             "environment": {"keras_version": "3.x"}}
@@ -205,6 +206,7 @@ def test_the_first_worker_calibrates_and_every_later_worker_reuses_its_steps():
     assert (r["status"], r["value"], r["steps_per_call"], len(r["workers"])) == ("ok", 100.0, 11, 3)
     assert r["workers"][0] == {"value": 100.0, "samples": [100.0], "status": "ok", "disturbed": False,
                                "steps_per_call": 11, "setup_seconds": 0.01, "reference_seconds": 0.004,
+                               "reference_median_seconds": 0.0045,  # the canaries around its repeats
                                "disturbance": {"cpu_per_wall": 1.8, "stall": 0.1, "steal": 0.0},
                                "window": [0.0, 1.0], "timed_window": [0.25, 0.75], "position": 0}
     assert [w["position"] for w in out[""].results[1]["workers"]] == [1, 0, 1]  # its place in each process

@@ -1,8 +1,9 @@
 """How fast the host itself ran on a night, from the reference workload (pure).
 
 Every protocol-2 worker times a fixed numpy workload (the canary) between its
-repeats and records its fastest run as `reference_seconds` (bench/measure/
-pool.py). No Keras code runs in it, so when a whole night reads slow and this
+repeats and records its fastest run as `reference_seconds` and, since
+2026-12-06, the median of those around its kept repeats as
+`reference_median_seconds` (bench/measure/pool.py). No Keras code runs in it, so when a whole night reads slow and this
 workload reads slow too, the host was slow, not Keras. The headline is never
 rescaled by it (issue 10): the status table only says what the host did on the
 nights a row's note speaks of (bench/present/markdown.py).
@@ -34,19 +35,40 @@ HELD = 0.05
 PLAUSIBLE = (1e-6, 60.0)
 
 
-def seconds(data: Mapping[str, Any]) -> float | None:
-    """The record's host reading: the median `reference_seconds` of the ok workers
-    that count (a duet's calibration worker and `alone` leftovers do not); None
-    when no worker has one (protocol 1, or a record from before it was kept)."""
-    readings = [w["reference_seconds"] for r in data.get("results", ()) if isinstance(r, Mapping)
-                for w in r.get("workers", ()) or () if _counted(w)]
+# A worker's two readings, the one a night is read by first (`basis`). Since
+# 2026-12-06 a worker also records the median of the canaries around its kept
+# timed repeats: its fastest canary catches the host's fastest moment, the
+# median the state the repeats ran in. Measured on the ten v11/v12 stability sets
+# (scripts/bench_host_note.py --basis; docs/measurements.md, "A slow host or slow
+# Keras"): <FIGURES>. A night is compared only with nights read the same way (`kind`).
+TYPICAL = "reference_median_seconds"
+FASTEST = "reference_seconds"
+BASES = (TYPICAL, FASTEST)
+
+
+def basis(data: Mapping[str, Any]) -> str | None:
+    """Which reading the record's night is read by: TYPICAL when a counted worker
+    has one, else FASTEST when one has that, else None (protocol 1)."""
+    return next((b for b in BASES if _readings(data, b)), None)
+
+
+def seconds(data: Mapping[str, Any], by: str | None = None) -> float | None:
+    """The record's host reading: the median, over the ok workers that count (a
+    duet's calibration worker and `alone` leftovers do not), of their reading
+    `by` (default: the record's `basis`); None when no worker has one."""
+    readings = _readings(data, by or basis(data) or FASTEST)
     return statistics.median(readings) if readings else None
 
 
-def _counted(w: Any) -> bool:
+def _readings(data: Mapping[str, Any], by: str) -> list[float]:
+    return [w[by] for r in data.get("results", ()) if isinstance(r, Mapping)
+            for w in r.get("workers", ()) or () if _counted(w, by)]
+
+
+def _counted(w: Any, by: str) -> bool:
     if not isinstance(w, Mapping) or w.get("status") != "ok" or w.get("calibration") or w.get("alone"):
         return False
-    v = w.get("reference_seconds")
+    v = w.get(by)
     return isinstance(v, (int, float)) and not isinstance(v, bool) and PLAUSIBLE[0] <= v <= PLAUSIBLE[1]
 
 
@@ -84,15 +106,15 @@ def night_shifts(points: Sequence[Any], *, before: int) -> list[float | None]:
 def _by_kind(points: Sequence[Any]) -> tuple[list, dict[tuple, list[float | None]]]:
     """Each point's kind (protocol, numpy), and per kind the readings with the
     other kinds' nights as None."""
-    kinds = [kind(p.protocol, p.env) for p in points]
+    kinds = [kind(p.protocol, p.env, p.host_basis) for p in points]
     return kinds, {k: [p.host if pk == k else None for p, pk in zip(points, kinds)] for k in set(kinds)}
 
 
-def kind(protocol: str, env: Iterable[tuple[str, str]]) -> tuple[str, str | None]:
+def kind(protocol: str, env: Iterable[tuple[str, str]], by: str | None) -> tuple[str, str | None, str | None]:
     """What two readings must share to compare: the protocol ('workers v11',
-    a duet's with its mark) and numpy (the workload's own code).
-    `env` is series.env_fingerprint's (name, version) pairs."""
-    return protocol, dict(env).get("numpy")
+    a duet's with its mark), numpy (the workload's own code) and the reading's
+    `basis`. `env` is series.env_fingerprint's (name, version) pairs."""
+    return protocol, dict(env).get("numpy"), by
 
 
 def describe(value: float | None) -> str:

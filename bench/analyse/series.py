@@ -45,6 +45,7 @@ class Point:
     # The host's own speed that night: the record's median reference workload
     # in seconds (bench.analyse.host.seconds), None before workers recorded it.
     host: float | None = None
+    host_basis: str | None = None  # which worker reading `host` is (host.basis)
 
     @property
     def protocol(self) -> str:
@@ -173,7 +174,8 @@ def build_series(records: Iterable[RunRecord],
             continue
         t, attempt = rec.started_at, rec.attempt
         point_state = (state or record_state)(rec)
-        reading = host.seconds(rec.data) if speed else None
+        by = host.basis(rec.data) if speed else None
+        reading = host.seconds(rec.data, by) if by else None
         for r in results(rec):
             key = (rec.backend, rec.device, r.model, r.mode)
             seen[key] = max(seen.get(key, t), t)
@@ -181,7 +183,7 @@ def build_series(records: Iterable[RunRecord],
                 p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
                           rec.keras_version, rec.url, tuple(r.samples), r.unit,
                           keras_commit=_text(rec.environment.get("keras_commit")),
-                          env=env_fingerprint(rec.environment), state=point_state, host=reading)
+                          env=env_fingerprint(rec.environment), state=point_state, host=reading, host_basis=by)
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
                 if old is None or is_newer(p, old):

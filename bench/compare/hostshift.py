@@ -9,7 +9,7 @@ value is rescaled by it.
 
 A shift is the head's reading over the median of the baseline's readings,
 minus 1: positive means the host ran slower for the head. Only readings of
-the same kind (host.kind: protocol and numpy) are compared.
+the same kind (host.kind: protocol, numpy and which worker reading) are compared.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from bench.analyse import host
 from bench.analyse.series import env_fingerprint, protocol_of, record_state
 from bench.records.record import RunRecord
 
-Reading = tuple[tuple[str, str | None], float]  # (host.kind, seconds)
+Reading = tuple[tuple[str, str | None, str | None], float]  # (host.kind, seconds)
 
 
 @dataclass(frozen=True)
@@ -33,11 +33,12 @@ class HostShift:
 
 def reading(rec: RunRecord) -> Reading | None:
     """A record's host reading and its kind; None when it has none (protocol 1)."""
-    seconds = host.seconds(rec.data)
+    by = host.basis(rec.data)
+    seconds = host.seconds(rec.data, by) if by else None
     if seconds is None:
         return None
     # the kind a headline point of this record would have (series.build_series)
-    return host.kind(protocol_of(record_state(rec)), env_fingerprint(rec.environment)), seconds
+    return host.kind(protocol_of(record_state(rec)), env_fingerprint(rec.environment), by), seconds
 
 
 def readings(records: Iterable[RunRecord]) -> dict[tuple[str, str], tuple[Reading, ...]]:

@@ -154,8 +154,10 @@ def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, r
         for k in ("steps_per_call", "setup_seconds", "disturbance", "timed_window"):
             if k in r:
                 e[k] = r[k]
-        if "canary" in r:  # the interleaved reference workload: this process's fastest canary
-            e["reference_seconds"] = r["canary"]["baseline_seconds"]
+        if "canary" in r:  # the interleaved reference workload (bench/analyse/host.py)
+            e["reference_seconds"] = r["canary"]["baseline_seconds"]  # this process's fastest canary
+            if r["canary"].get("seconds"):  # and the state its kept repeats ran in
+                e["reference_median_seconds"] = round(statistics.median(r["canary"]["seconds"]), 6)
         if isinstance(r.get("memory"), dict) and isinstance(r["memory"].get("host_peak_bytes"), int):
             e["host_peak_bytes"] = r["memory"]["host_peak_bytes"]
     if rerun:

@@ -94,6 +94,8 @@ WORKER: Mapping[str, tuple[Check, str]] = {
     "position": (_integer(0), "an integer >= 0"),  # benchmarks its process ran before this one
     # its fastest run of the reference workload (the canary), the host's speed (bench/analyse/host.py)
     "reference_seconds": (_number(), "a finite number >= 0"),
+    # since 2026-12-06: the median of its canaries around the kept timed repeats
+    "reference_median_seconds": (_number(), "a finite number >= 0"),
     "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
               'an object {"kind": str, "message": str}'),
 }
