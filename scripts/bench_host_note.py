@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "scripts"))
 
 from bench.analyse import host  # noqa: E402
 from bench.measure import estimate  # noqa: E402
-from bench_stability import load_records, ok_results  # noqa: E402
+from bench_stability import kept_sets_argument, load_records, not_folders, ok_results  # noqa: E402
 
 THRESHOLDS = (0.03, 0.05, 0.08, 0.10)
 SCALE_POWERS = (0.0, 0.25, 0.5, 0.75, 1.0)  # 0: the headline as recorded
@@ -159,7 +159,7 @@ def _moves(moves: list[float], off: float) -> str:
 
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("folders", nargs="+", type=Path, help="kept sets (bench_stability.py --keep DIR)")
+    kept_sets_argument(p)
     p.add_argument("--off", type=float, default=0.05, help="a row this much worse is an off night (default 0.05)")
     p.add_argument("--scaled", action="store_true",
                    help="instead: how still each headline would hold if rescaled by the host reading")
@@ -169,9 +169,7 @@ def main() -> int:
                         "result's first worker's repeat canaries (first-median, first-fastest; what "
                         "records before 2026-12-06 keep)")
     a = p.parse_args()
-    missing = [str(f) for f in a.folders if not f.is_dir()]
-    if missing:
-        print(f"bench_host_note: no such folder: {', '.join(missing)}", file=sys.stderr)
+    if not_folders("bench_host_note", a.folders):
         return 2
     read = BASES[a.basis]
     print("\n".join(scaled_table(a.folders, read) if a.scaled else report(a.folders, a.off, read)))

@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_stability import load_records  # noqa: E402
+from bench_stability import kept_sets_argument, load_records, not_folders  # noqa: E402
 
 FAST_PERCENTILE = 10
 
@@ -75,13 +75,11 @@ def report(folder: Path, slow: float) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("folders", nargs="+", type=Path, help="sets of kept records (bench_stability.py --keep)")
+    kept_sets_argument(p)
     p.add_argument("--slow", type=float, default=1.15,
                    help="a minute is slow above this multiple of the fast level (default 1.15)")
     args = p.parse_args(argv)
-    missing = [str(f) for f in args.folders if not f.is_dir()]
-    if missing:
-        print(f"bench_host_phases: not a folder: {', '.join(missing)}", file=sys.stderr)
+    if not_folders("bench_host_phases", args.folders):
         return 2
     for folder in args.folders:
         print("\n".join(report(folder, args.slow)))

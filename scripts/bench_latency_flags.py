@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))  # bench_stability (which puts the repository on sys.path)
 
-from bench_stability import load_records, ok_workers, rules_of  # noqa: E402
+from bench_stability import kept_sets_argument, load_records, not_folders, ok_workers, rules_of  # noqa: E402
 
 from bench.measure import estimate, pool  # noqa: E402
 
@@ -101,11 +101,9 @@ def report(folders: list[Path]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("folders", nargs="+", type=Path, help="sets of kept records (bench_stability.py --keep)")
+    kept_sets_argument(p)
     args = p.parse_args(argv)
-    missing = [str(f) for f in args.folders if not f.is_dir()]
-    if missing:
-        print(f"bench_latency_flags: not a folder: {', '.join(missing)}", file=sys.stderr)
+    if not_folders("bench_latency_flags", args.folders):
         return 2
     print("\n".join(report(args.folders)))
     return 0

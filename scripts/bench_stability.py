@@ -394,6 +394,19 @@ def print_mode_time(backend: str, records: list[dict]) -> None:
     print(f"{backend}: seconds in workers per run, by mode: {shown}{growth}")
 
 
+def kept_sets_argument(parser: argparse.ArgumentParser) -> None:
+    """The positional `folders` of the scripts that read kept sets."""
+    parser.add_argument("folders", nargs="+", type=Path, help="kept sets (bench_stability.py --keep DIR)")
+
+
+def not_folders(script: str, folders: list[Path]) -> bool:
+    """True, after one line on stderr naming them, when any of `folders` is not a folder."""
+    missing = [str(f) for f in folders if not f.is_dir()]
+    if missing:
+        print(f"{script}: not a folder: {', '.join(missing)}", file=sys.stderr)
+    return bool(missing)
+
+
 def load_records(folders: list[Path]) -> dict[str, list[dict]]:
     """Kept run records by backend, oldest first."""
     by_backend: dict[str, list] = {}

@@ -41,7 +41,7 @@ def test_off_rows_against_the_hosts_reading(tmp_path):
 def test_a_missing_folder_is_one_line(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("sys.argv", ["bench_host_note.py", str(tmp_path / "nope")])
     assert note.main() == 2
-    assert capsys.readouterr().err == f"bench_host_note: no such folder: {tmp_path / 'nope'}\n"
+    assert capsys.readouterr().err == f"bench_host_note: not a folder: {tmp_path / 'nope'}\n"
 
 
 def test_rescaled_by_the_host_reading(tmp_path):
