@@ -36,12 +36,14 @@ def test_a_night_is_read_by_its_workers_median_canary_where_they_record_one():
     both = {"results": [{"workers": [worker(0.002, reference_median_seconds=0.0031),
                                      worker(0.003, reference_median_seconds=0.0035),
                                      worker(0.004, reference_median_seconds="junk")]}]}
-    assert (host.basis(both), host.seconds(both)) == (host.TYPICAL, 0.0033)
+    assert host.reading(both) == (host.TYPICAL, 0.0033)
+    assert host.basis(both) == host.TYPICAL and host.seconds(both) == 0.0033
     assert host.seconds(both, host.FASTEST) == 0.003
     fastest_only = {"results": [{"workers": [worker(0.002), worker(0.004)]}]}
     assert (host.basis(fastest_only), host.seconds(fastest_only)) == (host.FASTEST, 0.003)
     assert host.seconds(fastest_only, host.TYPICAL) is None
     assert host.basis({"results": [{"model": "mlp"}]}) is None
+    assert host.reading({"results": [{"model": "mlp"}]}) is None
 
 
 def test_a_shift_is_the_nights_against_the_usual_ones_slower_positive():

@@ -40,7 +40,11 @@ PLAUSIBLE = (1e-6, 60.0)
 # timed repeats: its fastest canary catches the host's fastest moment, the
 # median the state the repeats ran in. Measured on the ten v11/v12 stability sets
 # (scripts/bench_host_note.py --basis; docs/measurements.md, "A slow host or slow
-# Keras"): <FIGURES>. A night is compared only with nights read the same way (`kind`).
+# Keras"): within one process the canary's minute medians followed the models'
+# (correlation 0.71-0.96, scripts/bench_host_probes.py); on the ten sets' first workers,
+# at the 5 % line, the median reading called the host slower for 46 of the 57 rows the
+# machine made 5 % worse, the fastest for 38. A night is compared only with nights read
+# the same way (`kind`).
 TYPICAL = "reference_median_seconds"
 FASTEST = "reference_seconds"
 BASES = (TYPICAL, FASTEST)
@@ -58,6 +62,13 @@ def seconds(data: Mapping[str, Any], by: str | None = None) -> float | None:
     `by` (default: the record's `basis`); None when no worker has one."""
     readings = _readings(data, by or basis(data) or FASTEST)
     return statistics.median(readings) if readings else None
+
+
+def reading(data: Mapping[str, Any]) -> tuple[str, float] | None:
+    """(basis, seconds): how the record's night is read and its reading; None
+    when no counted worker has either reading."""
+    by = basis(data)
+    return (by, seconds(data, by)) if by else None
 
 
 def _readings(data: Mapping[str, Any], by: str) -> list[float]:

@@ -174,8 +174,7 @@ def build_series(records: Iterable[RunRecord],
             continue
         t, attempt = rec.started_at, rec.attempt
         point_state = (state or record_state)(rec)
-        by = host.basis(rec.data) if speed else None
-        reading = host.seconds(rec.data, by) if by else None
+        by, reading = (host.reading(rec.data) if speed else None) or (None, None)
         for r in results(rec):
             key = (rec.backend, rec.device, r.model, r.mode)
             seen[key] = max(seen.get(key, t), t)

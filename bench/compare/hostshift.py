@@ -33,10 +33,10 @@ class HostShift:
 
 def reading(rec: RunRecord) -> Reading | None:
     """A record's host reading and its kind; None when it has none (protocol 1)."""
-    by = host.basis(rec.data)
-    seconds = host.seconds(rec.data, by) if by else None
-    if seconds is None:
+    found = host.reading(rec.data)
+    if found is None:
         return None
+    by, seconds = found
     # the kind a headline point of this record would have (series.build_series)
     return host.kind(protocol_of(record_state(rec)), env_fingerprint(rec.environment), by), seconds
 
