@@ -43,12 +43,15 @@ import sys
 import time
 from pathlib import Path
 
+from scipy import stats
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 WORKLOADS = ("mlp/predict", "cnn/train", "mlp/latency")
 PROBES = ("canary", "memory", "native", "steal")
 TARGET_SECONDS = 0.25  # each fixed piece of work, chosen once at the start
+SELF_TIMED = ("mlp/latency", "canary")  # return their own figure; the rest are timed over fixed calls
 
 
 def read_steal() -> tuple[int, int]:
@@ -142,16 +145,16 @@ def run(backend: str, minutes: float, cpu: int, out: Path) -> None:
     probes = {"canary": lambda: statistics.median(canary() for _ in range(5)),
               "memory": lambda: np.copyto(dst, big),
               "native": native_matmul(backend)}
-    counts = {name: fixed(fn) for name, fn in {**work, **probes}.items()
-              if name not in ("mlp/latency", "canary")}
+    timers = {**work, **probes}
+    counts = {name: fixed(fn) for name, fn in timers.items() if name not in SELF_TIMED}
     print(f"{backend}, CPU {cpu}, settings {settings}; calls per round: {counts}", flush=True)
     rounds, t_end = [], time.time() + minutes * 60
     while time.time() < t_end:
         steal0, total0 = read_steal()
         t0 = time.time()
         row = {"t": t0}
-        for name, fn in {**work, **probes}.items():
-            row[name] = fn() if name in ("mlp/latency", "canary") else timed(fn, counts[name])
+        for name, fn in timers.items():
+            row[name] = fn() if name in SELF_TIMED else timed(fn, counts[name])
         steal1, total1 = read_steal()
         row["steal"] = (steal1 - steal0) / max(total1 - total0, 1)
         rounds.append(row)
@@ -182,16 +185,12 @@ def explained(workload: list[float], probe: list[float], log_probe: bool = True)
     (its log, or the value itself for a fraction like steal), least squares."""
     y = [math.log(v) for v in workload]
     x = [math.log(v) if log_probe else v for v in probe]
-    mx, my = statistics.fmean(x), statistics.fmean(y)
-    sxx = sum((a - mx) ** 2 for a in x)
-    syy = sum((b - my) ** 2 for b in y)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(x, y))
-    if sxx == 0 or syy == 0:
+    if len(set(x)) < 2 or len(set(y)) < 2:  # nothing moved: nothing to fit (linregress would divide by 0)
         return 0.0, 0.0, spread(y), spread(y)
-    slope = sxy / sxx
-    left = [b - slope * (a - mx) for a, b in zip(x, y)]
-    return sxy / math.sqrt(sxx * syy), slope, spread(y), spread(left)
-
+    fit = stats.linregress(x, y)
+    mx = statistics.fmean(x)
+    left = [b - fit.slope * (a - mx) for a, b in zip(x, y)]
+    return fit.rvalue, fit.slope, spread(y), spread(left)
 
 def report(path: Path, seconds: float) -> list[str]:
     data = json.loads(path.read_text())

@@ -3,8 +3,8 @@
 Every protocol-2 worker times a fixed numpy workload (the canary) between its
 repeats and records its fastest run as `reference_seconds` and, since
 2026-12-06, the median of those around its kept repeats as
-`reference_median_seconds` (bench/measure/pool.py). No Keras code runs in it, so when a whole night reads slow and this
-workload reads slow too, the host was slow, not Keras. The headline is never
+`reference_median_seconds` (bench/measure/pool.py). No Keras code runs in it,
+so when a whole night reads slow and this workload reads slow too, the host was slow, not Keras. The headline is never
 rescaled by it (issue 10): the status table only says what the host did on the
 nights a row's note speaks of (bench/present/markdown.py).
 
@@ -50,25 +50,32 @@ FASTEST = "reference_seconds"
 BASES = (TYPICAL, FASTEST)
 
 
+def reading(data: Mapping[str, Any]) -> tuple[str, float] | None:
+    """(basis, seconds): how the record's night is read (TYPICAL when a counted
+    worker has that reading, else FASTEST) and the median over the ok workers
+    that count (a duet's calibration worker and `alone` leftovers do not) of
+    that reading; None when no counted worker has either (protocol 1)."""
+    for by in BASES:
+        found = _readings(data, by)
+        if found:
+            return by, statistics.median(found)
+    return None
+
+
 def basis(data: Mapping[str, Any]) -> str | None:
-    """Which reading the record's night is read by: TYPICAL when a counted worker
-    has one, else FASTEST when one has that, else None (protocol 1)."""
-    return next((b for b in BASES if _readings(data, b)), None)
+    """Which reading the record's night is read by (see `reading`)."""
+    found = reading(data)
+    return found[0] if found else None
 
 
 def seconds(data: Mapping[str, Any], by: str | None = None) -> float | None:
-    """The record's host reading: the median, over the ok workers that count (a
-    duet's calibration worker and `alone` leftovers do not), of their reading
-    `by` (default: the record's `basis`); None when no worker has one."""
-    readings = _readings(data, by or basis(data) or FASTEST)
-    return statistics.median(readings) if readings else None
-
-
-def reading(data: Mapping[str, Any]) -> tuple[str, float] | None:
-    """(basis, seconds): how the record's night is read and its reading; None
-    when no counted worker has either reading."""
-    by = basis(data)
-    return (by, seconds(data, by)) if by else None
+    """The record's host reading: by its `basis` (see `reading`), or by the
+    reading `by` when given; None when no counted worker has it."""
+    if by is None:
+        found = reading(data)
+        return found[1] if found else None
+    found = _readings(data, by)
+    return statistics.median(found) if found else None
 
 
 def _readings(data: Mapping[str, Any], by: str) -> list[float]:
