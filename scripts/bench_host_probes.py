@@ -22,6 +22,10 @@ probe:
   worker's fastest; the median follows the round);
 - memory: copies of a 64 MiB float64 array (beyond this VM's last-level cache);
 - native: the backend's own matmul at the mlp's first-layer shape, no Keras;
+- native1: the same at batch 1, where the backend's dispatch costs more than
+  the arithmetic (what batch-1 latency is made of);
+- small: numpy's batch-1 matmul at that shape (numpy's dispatch, no backend);
+- python: plain Python function calls (the interpreter alone);
 - steal: the host's steal time over the round, as a fraction of its wall time
   (/proc/stat; not a time, so its slope is per unit, not per log).
 
@@ -49,7 +53,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 WORKLOADS = ("mlp/predict", "cnn/train", "mlp/latency")
-PROBES = ("canary", "memory", "native", "steal")
+PROBES = ("canary", "memory", "native", "native1", "small", "python", "steal")
 TARGET_SECONDS = 0.25  # each fixed piece of work, chosen once at the start
 SELF_TIMED = ("mlp/latency", "canary")  # return their own figure; the rest are timed over fixed calls
 
@@ -76,11 +80,11 @@ def timed(fn, n: int) -> float:
     return time.perf_counter() - t0
 
 
-def native_matmul(backend: str):
-    """One (256, 784) x (784, 256) float32 matmul in the backend itself, synced."""
+def native_matmul(backend: str, rows: int = 256):
+    """One (rows, 784) x (784, 256) float32 matmul in the backend itself, synced."""
     import numpy as np
 
-    a = np.random.default_rng(0).standard_normal((256, 784)).astype("float32")
+    a = np.random.default_rng(0).standard_normal((rows, 784)).astype("float32")
     b = np.random.default_rng(1).standard_normal((784, 256)).astype("float32")
     if backend == "torch":
         import torch
@@ -93,6 +97,20 @@ def native_matmul(backend: str):
     ja, jb = jnp.asarray(a), jnp.asarray(b)
     f = jax.jit(jnp.dot)
     return lambda: f(ja, jb).block_until_ready()
+
+
+def python_calls():
+    """2,000 calls of a small Python function: the interpreter's own speed."""
+    def step(i: int) -> int:
+        return i * 3 + 1
+
+    def calls() -> int:
+        total = 0
+        for i in range(2000):
+            total += step(i)
+        return total
+
+    return calls
 
 
 def keras_work(keras):
@@ -142,9 +160,14 @@ def run(backend: str, minutes: float, cpu: int, out: Path) -> None:
     canary = harness.numpy_canary()
     big = np.ones(64 * 2**20 // 8)
     dst = np.empty_like(big)
+    one_row = np.ones((1, 784), dtype="float32")
+    weights = np.ones((784, 256), dtype="float32")
     probes = {"canary": lambda: statistics.median(canary() for _ in range(5)),
               "memory": lambda: np.copyto(dst, big),
-              "native": native_matmul(backend)}
+              "native": native_matmul(backend),
+              "native1": native_matmul(backend, rows=1),
+              "small": lambda: one_row @ weights,
+              "python": python_calls()}
     timers = {**work, **probes}
     counts = {name: fixed(fn) for name, fn in timers.items() if name not in SELF_TIMED}
     print(f"{backend}, CPU {cpu}, settings {settings}; calls per round: {counts}", flush=True)
@@ -195,14 +218,15 @@ def explained(workload: list[float], probe: list[float], log_probe: bool = True)
 def report(path: Path, seconds: float) -> list[str]:
     data = json.loads(path.read_text())
     binned = bins(data["rounds"], seconds)
+    probes = [p for p in PROBES if p in binned[0]]  # files from before a probe was added lack it
     lines = [f"{path} ({data['backend']}, CPU {data['cpu']}): {len(data['rounds'])} rounds, "
              f"{len(binned)} bins of {seconds:g} s",
              "  probes' own spread: " + ", ".join(
-                 f"{p} ±{spread([math.log(b[p]) for b in binned]):.1f}%" for p in PROBES if p != "steal")
+                 f"{p} ±{spread([math.log(b[p]) for b in binned]):.1f}%" for p in probes if p != "steal")
              + f", steal {min(b['steal'] for b in binned):.1%}-{max(b['steal'] for b in binned):.1%}"]
     for w in WORKLOADS:
         parts = []
-        for p in PROBES:
+        for p in probes:
             r, slope, raw, left = explained([b[w] for b in binned], [b[p] for b in binned], p != "steal")
             parts.append(f"{p} r {r:+.2f} slope {slope:.2f} left ±{left:.1f}%")
         lines.append(f"  {w:<12} ±{raw:.1f}% raw; " + "; ".join(parts))

@@ -15,7 +15,12 @@ shrink it. Per (set, backend, model, mode) row of kept sets
   figures, over sqrt(the median count of them);
 - their ratio's median. Near 1: the workers' own spread is the move, and more
   of them would help. Well above 1: something the whole invocation shares (the
-  host's state while it ran) moves it, and more workers would not.
+  host's state while it ran) moves it, and more workers would not;
+- from repeats: the same one level down, what the workers' own repeats
+  explain: the median over a worker's of the sd of the log of its samples (its
+  timed repeats; a latency worker's round p50s) over sqrt(their count), over
+  sqrt(workers) again. Well below "from workers": a worker is a sample of its
+  process or its moment, and more repeats in a row would not steady it.
 
 sd in %: of logs, so ±1 % reads 1.0 either way.
 """
@@ -32,32 +37,45 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts"))
 
-from bench.compare.extras import worker_values  # noqa: E402
+from bench.compare.extras import first_round, worker_values  # noqa: E402
 from bench_stability import kept_sets_argument, load_records, not_folders, ok_results  # noqa: E402
 
 MODES = ("train", "predict", "latency")
 MIN_WORKERS = 3  # an invocation with fewer clean first-round workers gives no within sd
 
 
-def parts(invocations: list[dict]) -> tuple[float, float] | None:
-    """(between, from workers) for one row: `invocations` are its ok results, one per
-    invocation; None with fewer than 2 invocations or none with MIN_WORKERS workers."""
+def of_samples(worker: dict) -> float | None:
+    """sd of the log of a worker's samples over sqrt(their count); None under 2."""
+    samples = [s for s in worker.get("samples") or () if s and s > 0]
+    if len(samples) < 2:
+        return None
+    return statistics.stdev(math.log(s) for s in samples) / math.sqrt(len(samples))
+
+
+def parts(invocations: list[dict]) -> tuple[float, float, float | None] | None:
+    """(between, from workers, from repeats) for one row: `invocations` are its
+    ok results, one per invocation; None with fewer than 2 invocations or none
+    with MIN_WORKERS workers; from repeats None where no worker kept 2 samples."""
     if len(invocations) < 2:
         return None
     between = statistics.stdev(math.log(r["value"]) for r in invocations)
-    within, counts = [], []
+    spreads, counts, own = [], [], []
     for r in invocations:
-        logs = [math.log(v) for v in worker_values(r) if v]
-        if len(logs) >= MIN_WORKERS:
-            within.append(statistics.stdev(logs))
-            counts.append(len(logs))
-    if not within:
+        counted = [(w, v) for w, v in zip(first_round(r), worker_values(r)) if v]
+        if len(counted) >= MIN_WORKERS:
+            spreads.append(statistics.stdev(math.log(v) for _, v in counted))
+            counts.append(len(counted))
+            mine = [x for x in map(of_samples, (w for w, _ in counted)) if x is not None]
+            if mine:
+                own.append(statistics.median(mine) / math.sqrt(len(counted)))
+    if not spreads:
         return None
-    return between, statistics.median(within) / math.sqrt(statistics.median(counts))
+    return (between, statistics.median(spreads) / math.sqrt(statistics.median(counts)),
+            statistics.median(own) if own else None)
 
 
-def rows(folders: list[Path]) -> list[tuple[str, float, float]]:
-    """(mode, between, from workers) for every row of every kept set."""
+def rows(folders: list[Path]) -> list[tuple[str, float, float, float | None]]:
+    """(mode, between, from workers, from repeats) for every row of every kept set."""
     out = []
     for folder in folders:
         for records in load_records([folder]).values():
@@ -74,14 +92,17 @@ def report(folders: list[Path]) -> list[str]:
     if not found:
         return [f"no row with {MIN_WORKERS} clean workers in 2 invocations in {', '.join(map(str, folders))}"]
     lines = [f"{len(found)} rows; sd of the log headline across invocations (between) against the "
-             f"workers' sd within one over sqrt(workers) (from workers)",
-             f"{'mode':<9} {'rows':<6} {'between':<9} {'from workers':<14} between / from workers"]
+             f"workers' sd within one over sqrt(workers) (from workers), and their repeats' (from repeats)",
+             f"{'mode':<9} {'rows':<6} {'between':<9} {'from workers':<14} {'between / from workers':<24} "
+             f"from repeats"]
     for mode in MODES:
-        these = [(b, w) for m, b, w in found if m == mode]
+        these = [(b, w, o) for m, b, w, o in found if m == mode]
         if these:
-            lines.append(f"{mode:<9} {len(these):<6} {statistics.median(b for b, _ in these) * 100:<9.1f} "
-                         f"{statistics.median(w for _, w in these) * 100:<14.1f} "
-                         f"{statistics.median(b / w for b, w in these if w):.2f}")
+            own = [o for _, _, o in these if o is not None]
+            lines.append(f"{mode:<9} {len(these):<6} {statistics.median(b for b, _, _ in these) * 100:<9.1f} "
+                         f"{statistics.median(w for _, w, _ in these) * 100:<14.1f} "
+                         f"{statistics.median(b / w for b, w, _ in these if w):<24.2f} "
+                         + (f"{statistics.median(own) * 100:.1f}" if own else "-"))
     return lines
 
 

@@ -47,3 +47,19 @@ def test_report_names_the_probe_that_follows(tmp_path):
                                "memory r +1.00 slope 0.50 left ±0.0%; native r ")
     assert lines[3].startswith("  cnn/train    ±10.0% raw; canary r +1.00 slope 1.00 left ±0.0%")
     assert lines[4].startswith("  mlp/latency  ±0.0% raw; canary r +0.00 slope 0.00 left ±0.0%")
+
+
+def test_report_reads_the_probes_a_file_has(tmp_path):
+    """A file from after the dispatch probes were added reports them in PROBES' order;
+    the file above, from before, reports only its own four (its lines are literal)."""
+    path = tmp_path / "jax.json"
+    host, flat = [1.0, 1.1, 1.21], [1.0, 1.0, 1.0]
+    got = rounds(host, flat)
+    for r, h in zip(got, [h for h in host for _ in (0, 30)]):
+        r.update({"native1": 0.01 * h, "small": 0.02, "python": 0.1 * h * h})
+    path.write_text(json.dumps({"backend": "jax", "cpu": 1, "calls": {}, "rounds": got}))
+    lines = probes.report(path, 60)
+    assert lines[1] == ("  probes' own spread: canary ±10.0%, memory ±21.0%, native ±0.0%, native1 ±10.0%, "
+                        "small ±0.0%, python ±21.0%, steal 0.0%-0.0%")
+    assert ("native1 r +1.00 slope 1.00 left ±0.0%; small r +0.00 slope 0.00 left ±10.0%; "
+            "python r +1.00 slope 0.50 left ±0.0%") in lines[3]
