@@ -17,10 +17,11 @@ shrink it. Per (set, backend, model, mode) row of kept sets
   of them would help. Well above 1: something the whole invocation shares (the
   host's state while it ran) moves it, and more workers would not;
 - from repeats: the same one level down, what the workers' own repeats
-  explain: the median over a worker's of the sd of the log of its samples (its
-  timed repeats; a latency worker's round p50s) over sqrt(their count), over
-  sqrt(workers) again. Well below "from workers": a worker is a sample of its
-  process or its moment, and more repeats in a row would not steady it.
+  explain: for each worker the sd of the log of its samples (its timed
+  repeats; a latency worker's round p50s) over sqrt(their count); their median
+  over an invocation's workers, over sqrt(workers); the median over
+  invocations. Well below "from workers": a worker is a sample of its process
+  or its moment, and more repeats in a row would not steady it.
 
 sd in %: of logs, so ±1 % reads 1.0 either way.
 """
@@ -59,19 +60,19 @@ def parts(invocations: list[dict]) -> tuple[float, float, float | None] | None:
     if len(invocations) < 2:
         return None
     between = statistics.stdev(math.log(r["value"]) for r in invocations)
-    spreads, counts, own = [], [], []
+    spreads, counts, from_repeats = [], [], []
     for r in invocations:
         counted = [(w, v) for w, v in zip(first_round(r), worker_values(r)) if v]
         if len(counted) >= MIN_WORKERS:
             spreads.append(statistics.stdev(math.log(v) for _, v in counted))
             counts.append(len(counted))
-            mine = [x for x in map(of_samples, (w for w, _ in counted)) if x is not None]
-            if mine:
-                own.append(statistics.median(mine) / math.sqrt(len(counted)))
+            each = [x for x in map(of_samples, (w for w, _ in counted)) if x is not None]
+            if each:
+                from_repeats.append(statistics.median(each) / math.sqrt(len(counted)))
     if not spreads:
         return None
     return (between, statistics.median(spreads) / math.sqrt(statistics.median(counts)),
-            statistics.median(own) if own else None)
+            statistics.median(from_repeats) if from_repeats else None)
 
 
 def rows(folders: list[Path]) -> list[tuple[str, float, float, float | None]]:
@@ -96,13 +97,13 @@ def report(folders: list[Path]) -> list[str]:
              f"{'mode':<9} {'rows':<6} {'between':<9} {'from workers':<14} {'between / from workers':<24} "
              f"from repeats"]
     for mode in MODES:
-        these = [(b, w, o) for m, b, w, o in found if m == mode]
+        these = [(b, w, r) for m, b, w, r in found if m == mode]
         if these:
-            own = [o for _, _, o in these if o is not None]
+            repeats = [r for _, _, r in these if r is not None]
             lines.append(f"{mode:<9} {len(these):<6} {statistics.median(b for b, _, _ in these) * 100:<9.1f} "
                          f"{statistics.median(w for _, w, _ in these) * 100:<14.1f} "
                          f"{statistics.median(b / w for b, w, _ in these if w):<24.2f} "
-                         + (f"{statistics.median(own) * 100:.1f}" if own else "-"))
+                         + (f"{statistics.median(repeats) * 100:.1f}" if repeats else "-"))
     return lines
 
 
