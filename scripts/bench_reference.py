@@ -65,9 +65,23 @@ def run(args) -> int:
 
 # Other ways to get one ratio from the two sides' workers, printed beside the
 # chosen one (reference.ratio: the median over every first-round pair).
+def overlapping_ratio(a: dict, b: dict):
+    """(median of b/a over the first-round pairs whose windows overlapped by at
+    least half, how many), all pairs where none did; None without pairs."""
+    pairs = [(_overlap(_window(wa), _window(wb)), vb / va)
+             for wa, wb, va, vb in zip(first_round(a), first_round(b),
+                                       worker_values(a, disturbed_too=True), worker_values(b, disturbed_too=True))
+             if va and vb and _window(wa) and _window(wb)]
+    if not pairs:
+        return None
+    kept = [r for o, r in pairs if o >= 0.5] or [r for _, r in pairs]
+    return statistics.median(kept), len(kept)
+
+
 ESTIMATORS = {
     "median of clean pairs": lambda a, b: reference.ratio(a, b, duet=False),
     "ratio of the headlines": lambda a, b: (b["value"] / a["value"], 0),
+    "median of pairs overlapping by half": lambda a, b: overlapping_ratio(a, b),
 }
 
 

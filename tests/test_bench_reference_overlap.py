@@ -54,3 +54,13 @@ def test_latency_without_timed_windows_pairs_on_the_whole_window(capsys):
         "  latency  overlap >= 1/2     1 pairs: median |log ratio| 0.000, 0 % beyond 10 %",
         "  latency  overlap < 1/2      1 pairs: median |log ratio| 0.405, 100 % beyond 10 %",
     ]
+
+
+def test_the_overlapping_pairs_ratio_reads_only_pairs_sharing_half_their_windows():
+    a = record("a", [worker(100.0, (0, 10)), worker(100.0, (20, 30)), worker(100.0, (40, 50))])
+    b = record("b", [worker(110.0, (0, 10)), worker(130.0, (21, 31)), worker(50.0, (48, 58))])
+    # the third pair shares 2 s of 18: left out; the median of 1.1 and 1.3
+    assert br.overlapping_ratio(a["results"][0], b["results"][0]) == (pytest.approx(1.2), 2)
+    apart = record("b", [worker(110.0, (100, 110)), worker(90.0, (200, 210))])
+    # no pair overlaps: every pair counts
+    assert br.overlapping_ratio(a["results"][0], apart["results"][0]) == (pytest.approx(1.0), 2)
