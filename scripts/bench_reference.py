@@ -63,28 +63,6 @@ def run(args) -> int:
     return report(argparse.Namespace(folder=out))
 
 
-# Other ways to get one ratio from the two sides' workers, printed beside the
-# chosen one (reference.ratio: the median over every first-round pair).
-def overlapping_ratio(a: dict, b: dict):
-    """(median of b/a over the first-round pairs whose windows overlapped by at
-    least half, how many), all pairs where none did; None without pairs."""
-    pairs = [(_overlap(_window(wa), _window(wb)), vb / va)
-             for wa, wb, va, vb in zip(first_round(a), first_round(b),
-                                       worker_values(a, disturbed_too=True), worker_values(b, disturbed_too=True))
-             if va and vb and _window(wa) and _window(wb)]
-    if not pairs:
-        return None
-    kept = [r for o, r in pairs if o >= 0.5] or [r for _, r in pairs]
-    return statistics.median(kept), len(kept)
-
-
-ESTIMATORS = {
-    "median of clean pairs": lambda a, b: reference.ratio(a, b, duet=False),
-    "ratio of the headlines": lambda a, b: (b["value"] / a["value"], 0),
-    "median of pairs overlapping by half": lambda a, b: overlapping_ratio(a, b),
-}
-
-
 def _partners(sides):
     """(backend, the reference's result, this build's result) for every
     (model, mode) that both sides of one invocation's _sides measured ok."""
@@ -143,17 +121,39 @@ def _overlap(a, b) -> float:
     return max(0.0, min(a[1], b[1]) - max(a[0], b[0])) / union if union > 0 else 0.0
 
 
+def _pairs(a: dict, b: dict):
+    """(overlap, b/a) of every first-round pair of two results that has both
+    values and both windows, paired as the duet's ratio pairs them
+    (extras.first_round, worker_values with the disturbed ones)."""
+    for wa, wb, va, vb in zip(first_round(a), first_round(b),
+                              worker_values(a, disturbed_too=True), worker_values(b, disturbed_too=True)):
+        if va is not None and vb is not None and _window(wa) and _window(wb):
+            yield _overlap(_window(wa), _window(wb)), vb / va
+
+
+def overlapping_ratio(a: dict, b: dict) -> tuple[float, int] | None:
+    """(median of b/a over the pairs whose windows overlapped by at least half,
+    how many), every pair where none did; None without pairs."""
+    pairs = list(_pairs(a, b))
+    if not pairs:
+        return None
+    kept = [r for o, r in pairs if o >= 0.5] or [r for _, r in pairs]
+    return statistics.median(kept), len(kept)
+
+
+# Other ways to get one ratio from the two sides' workers, printed beside the
+# chosen one (reference.ratio: the median over every first-round pair).
+ESTIMATORS = {
+    "median of clean pairs": lambda a, b: reference.ratio(a, b, duet=False),
+    "ratio of the headlines": lambda a, b: (b["value"] / a["value"], 0),
+    "median of pairs overlapping by half": overlapping_ratio,
+}
+
+
 def pair_overlaps(sides) -> list[tuple[str, float, float]]:
-    """(mode, overlap, |log ratio|) of every first-round pair of one
-    invocation's _sides that has both windows, paired as the duet's ratio
-    pairs them (extras.first_round, worker_values with the disturbed ones)."""
-    out = []
-    for _backend, partner, r in _partners(sides):
-        for wa, wb, va, vb in zip(first_round(partner), first_round(r),
-                                  worker_values(partner, disturbed_too=True), worker_values(r, disturbed_too=True)):
-            if va is not None and vb is not None and _window(wa) and _window(wb):
-                out.append((r["mode"], _overlap(_window(wa), _window(wb)), abs(math.log(vb / va))))
-    return out
+    """(mode, overlap, |log ratio|) of every pair (`_pairs`) of one invocation's _sides."""
+    return [(r["mode"], overlap, abs(math.log(ratio)))
+            for _backend, partner, r in _partners(sides) for overlap, ratio in _pairs(partner, r)]
 
 
 def overlap_report(sides_per_run) -> None:

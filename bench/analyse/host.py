@@ -56,9 +56,9 @@ def reading(data: Mapping[str, Any]) -> tuple[str, float] | None:
     that count (a duet's calibration worker and `alone` leftovers do not) of
     that reading; None when no counted worker has either (protocol 1)."""
     for by in BASES:
-        found = _readings(data, by)
-        if found:
-            return by, statistics.median(found)
+        found = _median(data, by)
+        if found is not None:
+            return by, found
     return None
 
 
@@ -71,16 +71,17 @@ def basis(data: Mapping[str, Any]) -> str | None:
 def seconds(data: Mapping[str, Any], by: str | None = None) -> float | None:
     """The record's host reading: by its `basis` (see `reading`), or by the
     reading `by` when given; None when no counted worker has it."""
-    if by is None:
-        found = reading(data)
-        return found[1] if found else None
-    found = _readings(data, by)
+    if by is not None:
+        return _median(data, by)
+    found = reading(data)
+    return found[1] if found else None
+
+
+def _median(data: Mapping[str, Any], by: str) -> float | None:
+    """The median of the counted workers' reading `by`; None when none has it."""
+    found = [w[by] for r in data.get("results", ()) if isinstance(r, Mapping)
+             for w in r.get("workers", ()) or () if _counted(w, by)]
     return statistics.median(found) if found else None
-
-
-def _readings(data: Mapping[str, Any], by: str) -> list[float]:
-    return [w[by] for r in data.get("results", ()) if isinstance(r, Mapping)
-            for w in r.get("workers", ()) or () if _counted(w, by)]
 
 
 def _counted(w: Any, by: str) -> bool:

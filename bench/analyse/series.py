@@ -43,9 +43,9 @@ class Point:
     # the dashboard's tooltip and its "what changed from the previous point".
     state: tuple[tuple[str, str], ...] = ()
     # The host's own speed that night: the record's median reference workload
-    # in seconds (bench.analyse.host.seconds), None before workers recorded it.
+    # in seconds (bench.analyse.host.reading), None before workers recorded it.
     host: float | None = None
-    host_basis: str | None = None  # which worker reading `host` is (host.basis)
+    host_basis: str | None = None  # which worker reading `host` is (host.reading's basis)
 
     @property
     def protocol(self) -> str:
@@ -161,7 +161,7 @@ def build_series(records: Iterable[RunRecord],
     `results` picks a record's results: the headline ones by default,
     `derived_results` for the metric series (see `metric_series`);
     `state` a point's environment text (default envsummary.summary);
-    `speed`: the points carry the host reading (host.seconds, ~25 µs a
+    `speed`: the points carry the host reading (host.reading, ~25 µs a
     record of 30 workers), which only the headline's status note and `bench
     show` use: `table_series` and `all_series` ask for it."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
