@@ -18,34 +18,6 @@ VERBS = ("run", "report", "site", "compare", "publish", "matrix", "export-gab", 
          "show", "check", "bisect", "alert")
 
 
-def split_names(values) -> list[str]:
-    """Names given as 'a,b' 'c' (commas and/or spaces) -> [a, b, c]; empty
-    strings (an unset workflow input) vanish. Shared by --backends, --models ..."""
-    return [part for v in values or () for part in v.replace(",", " ").split()]
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a whole number >= 1 ('3'), else one line naming the value."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}; expected a whole number >= 1")
-    return value
-
-
-def positive_float(text: str) -> float:
-    """argparse type: a finite number > 0 ('2.5'), else one line naming the value."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = float("nan")
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text!r}; expected a number > 0")
-    return value
-
-
 CONFIG_HELP = ("benchmarks.yaml to use, before or after the verb (default: $BENCH_CONFIG, "
                "else ./benchmarks.yaml, else the copy inside the package)")
 

@@ -10,7 +10,7 @@
 # 3. Then more `bench run`s of jax and torch, one after another, in the nightly
 #    protocol (or the quick one, the third argument), until SECONDS (default 240)
 #    have passed since the start: how far the headlines of separate invocations
-#    lie apart on a GPU (report them here with `scripts/bench_stability.py --from
+#    lie apart on a GPU (report them here with `studies/bench_stability.py --from
 #    OUT/records`). On an H100 machine the quick run alone took 250 s (README
 #    "On a GPU"): where one command may run 600 s, `OUT 560 quick` gives a second
 #    quick invocation to compare with the first.

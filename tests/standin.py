@@ -1,5 +1,5 @@
 """A tiny stand-in for the Keras repository and a fake A/B runner, for the
-bisect tests and scripts/bisect_accuracy.py.
+bisect tests and studies/bisect_accuracy.py.
 
 make_history(): a git repository of a one-file package `standin` with
 `n` commits after a root commit; commit `slow` (1-based: the slow commit is

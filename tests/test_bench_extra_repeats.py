@@ -1,4 +1,4 @@
-"""scripts/bench_extra_repeats.py on made-up records: the headline had each worker
+"""studies/bench_extra_repeats.py on made-up records: the headline had each worker
 stopped at its first N repeats, and the seconds its extra repeats took."""
 
 import sys
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
 import bench_extra_repeats as ber  # noqa: E402
 
 

@@ -1,11 +1,11 @@
-"""scripts/bench_host_note.py on made-up kept sets: which off rows the night's host
+"""studies/bench_host_note.py on made-up kept sets: which off rows the night's host
 reading calls slower, and how rows moved on nights it read slower."""
 
 import importlib.util
 import json
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_host_note.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "bench_host_note.py"
 spec = importlib.util.spec_from_file_location("bench_host_note", SCRIPT)
 note = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(note)

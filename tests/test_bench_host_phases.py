@@ -1,11 +1,11 @@
-"""scripts/bench_host_phases.py on made-up kept records: the reference workload
+"""studies/bench_host_phases.py on made-up kept records: the reference workload
 minute by minute and the longest slow stretch."""
 
 import importlib.util
 import json
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_host_phases.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "bench_host_phases.py"
 spec = importlib.util.spec_from_file_location("bench_host_phases", SCRIPT)
 phases = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(phases)

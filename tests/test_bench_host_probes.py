@@ -1,11 +1,11 @@
-"""scripts/bench_host_probes.py's report on made-up rounds: which probe's fitted share
+"""studies/bench_host_probes.py's report on made-up rounds: which probe's fitted share
 takes a workload's drift out, and by how much."""
 
 import importlib.util
 import json
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_host_probes.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "bench_host_probes.py"
 spec = importlib.util.spec_from_file_location("bench_host_probes", SCRIPT)
 probes = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(probes)

@@ -1,4 +1,4 @@
-"""scripts/bench_latency_flags.py on made-up kept records: each rule's flags and
+"""studies/bench_latency_flags.py on made-up kept records: each rule's flags and
 the spread of the recomputed latency headlines across a set's invocations."""
 
 import importlib.util
@@ -7,7 +7,7 @@ from pathlib import Path
 
 from bench.measure import disturbance
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_latency_flags.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "bench_latency_flags.py"
 spec = importlib.util.spec_from_file_location("bench_latency_flags", SCRIPT)
 flags = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(flags)

@@ -1,4 +1,4 @@
-"""scripts/bench_malloc.py: its glibc-side config, and its report on made-up records."""
+"""studies/bench_malloc.py: its glibc-side config, and its report on made-up records."""
 
 import sys
 from pathlib import Path
@@ -7,7 +7,7 @@ import yaml
 
 from bench import config
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
 import bench_malloc as bm  # noqa: E402
 
 

@@ -1,4 +1,4 @@
-"""scripts/bench_memory_stages.py: reading a memory trace, and the trace a real worker writes."""
+"""studies/bench_memory_stages.py: reading a memory trace, and the trace a real worker writes."""
 
 import importlib.util
 import json
@@ -11,7 +11,7 @@ import pytest
 
 from bench.measure import usage
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
 import bench_memory_stages as ms  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

@@ -1,4 +1,4 @@
-"""scripts/bench_process_modes.py's summaries, on made-up process figures: which
+"""studies/bench_process_modes.py's summaries, on made-up process figures: which
 spread points at the batches' addresses, the model's memory or the layout."""
 
 import subprocess
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
 import bench_process_modes as pm  # noqa: E402
 
 

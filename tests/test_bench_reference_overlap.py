@@ -1,4 +1,4 @@
-"""scripts/bench_reference.py's overlap view, on made-up duet records: which
+"""studies/bench_reference.py's overlap view, on made-up duet records: which
 pairs it forms (first-round workers in run order, as the ratio pairs them) and
 how much of their timed windows they share."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
 import bench_reference as br  # noqa: E402
 
 

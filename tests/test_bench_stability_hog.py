@@ -1,4 +1,4 @@
-"""scripts/bench_stability.py --hog's scoring, on made-up worker entries: which
+"""studies/bench_stability.py --hog's scoring, on made-up worker entries: which
 workers count as under the hog (by their timed repeats), and the in-run moves;
 and --from's time per mode, and the tables over sets of kept runs (--estimators,
 --workers-curve, --time-spread, --span-curve, --flags)."""
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "studies"))
 import bench_stability as bs  # noqa: E402
 
 HOG = (1000.0, 1100.0)

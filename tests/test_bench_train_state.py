@@ -1,4 +1,4 @@
-"""scripts/bench_train_state.py: train calls trained on against calls from the gate's state."""
+"""studies/bench_train_state.py: train calls trained on against calls from the gate's state."""
 
 import re
 import subprocess
@@ -9,7 +9,7 @@ import pytest
 
 from tests.test_run_backends import needs
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_train_state.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "bench_train_state.py"
 
 
 def run(*args):

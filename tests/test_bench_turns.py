@@ -1,11 +1,11 @@
-"""scripts/bench_turns.sh: two checkouts' `bench run`s in turns, with a fake
+"""studies/bench_turns.sh: two checkouts' `bench run`s in turns, with a fake
 interpreter that logs where and how it was started."""
 
 import os
 import subprocess
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_turns.sh"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "bench_turns.sh"
 FAKE = """#!/usr/bin/env bash
 echo "$(basename "$PWD") $*" >> "$TURNS_LOG"
 [ "$(basename "$PWD")" != broken ]

@@ -1,4 +1,4 @@
-"""scripts/bench_variance_parts.py on made-up kept sets: a row's move between invocations
+"""studies/bench_variance_parts.py on made-up kept sets: a row's move between invocations
 against what its workers' own spread explains."""
 
 import importlib.util
@@ -6,7 +6,7 @@ import json
 import math
 from pathlib import Path
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "bench_variance_parts.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "bench_variance_parts.py"
 spec = importlib.util.spec_from_file_location("bench_variance_parts", SCRIPT)
 parts = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(parts)

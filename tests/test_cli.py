@@ -6,6 +6,7 @@ import sys
 import pytest
 
 from bench import __version__, cli
+from bench.commands import arguments
 from bench.errors import BenchError, EXIT_BAD_INPUT, EXIT_NO
 from bench.records.store import PublishError
 
@@ -47,18 +48,18 @@ def test_every_error_is_one_line_and_an_exit_code(error, code, line, monkeypatch
 
 
 def test_positive_int_and_float_name_the_bad_value():
-    assert cli.positive_int("3") == 3
-    assert cli.positive_float("2.5") == 2.5
+    assert arguments.positive_int("3") == 3
+    assert arguments.positive_float("2.5") == 2.5
     for bad in ("0", "-1", "x", "1.5"):
         with pytest.raises(Exception, match=f"'{bad}'; expected a whole number >= 1"):
-            cli.positive_int(bad)
+            arguments.positive_int(bad)
     for bad in ("0", "nan", "inf", "x"):
         with pytest.raises(Exception, match=f"'{bad}'; expected a number > 0"):
-            cli.positive_float(bad)
+            arguments.positive_float(bad)
 
 
 def test_split_names():
-    assert cli.split_names(["a,b", "c", "", " d , e "]) == ["a", "b", "c", "d", "e"]
+    assert arguments.split_names(["a,b", "c", "", " d , e "]) == ["a", "b", "c", "d", "e"]
 
 
 def test_python_m_bench_runs_from_another_directory(tmp_path):

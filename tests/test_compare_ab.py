@@ -136,7 +136,7 @@ def test_one_value_metrics_against_one_base_run_are_shown_not_called():
 def test_sensitivity_simulation_draws_runs_from_measured_pairs(tmp_path, capsys, monkeypatch):
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).resolve().parent.parent / "scripts" / "bench_ab_sensitivity.py"
+    path = Path(__file__).resolve().parent.parent / "studies" / "bench_ab_sensitivity.py"
     spec = importlib.util.spec_from_file_location("bench_ab_sensitivity", path)
     script = importlib.util.module_from_spec(spec)
     monkeypatch.setitem(sys.modules, spec.name, script)

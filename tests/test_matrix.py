@@ -104,7 +104,7 @@ def test_cli_reads_another_config(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("changed, expected", [
-    (["README.md", "docs/x.md", "tests/test_a.py", "bench/present/template/app.js", "bench/present/table.py"], ()),
+    (["README.md", "docs/x.md", "tests/test_a.py", "gh-pages-template/app.js", "bench/present/table.py"], ()),
     ([".github/workflows/nightly.yml", "scripts/publish-records.sh"], ()),
     (["bench/measure/backends/mlx.py"], ("mlx", "mlx-main")),
     (["bench/measure/backends/jax.py", "bench/measure/backends/torch.py"], ("jax", "torch")),
@@ -124,7 +124,7 @@ def test_affected_backends(changed, expected):
 
 @pytest.mark.parametrize("changed, expected", [
     (["bench/records/store.py", "bench/analyse/trends.py", "bench/compare/stats.py", "bench/ci/matrix.py",
-      "bench/commands/report.py", "bench/present/template/vendor/x.js"], ()),
+      "bench/commands/report.py", "gh-pages-template/vendor/x.js"], ()),
     (["bench/commands/run.py"], "all"),
     (["bench/newstage/thing.py"], "all"),
 ])

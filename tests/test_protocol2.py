@@ -436,7 +436,7 @@ def test_a_duet_runs_both_workers_of_a_pair_at_the_same_time_with_the_calibrated
     assert [w.get("calibration", False) for w in a["workers"]] == [True, False, False, False]
     assert a["workers"][0]["value"] == 500.0  # kept in the record, but in no headline
     assert (a["value"], b["value"], a["spread"], len(b["workers"])) == (100.0, 90.0, 0.0, 3)
-    from bench.compare.extras import worker_values
+    from bench.records.workers import worker_values
     assert worker_values(a) == (100.0, 100.0, 100.0) and worker_values(b) == (90.0, 90.0, 90.0)
 
 
@@ -450,7 +450,7 @@ def test_a_duet_worker_that_dies_leaves_its_leftovers_alone_out_of_headline_and_
     out = pool.run_backend([spec("cnn", "predict"), spec("mlp", "predict")], 3, fake, sides=("a", "b"), duet=True)
     # A's worker 3 runs cnn first (rotated by 2 of 2) and dies there; its mlp runs after, without B
     a_cnn, a_mlp = out["a"].results
-    from bench.compare.extras import worker_values
+    from bench.records.workers import worker_values
     alone = [w for w in a_mlp["workers"] if w.get("alone")]
     assert len(alone) == 1 and alone[0]["value"] == 100.0
     assert worker_values(a_mlp) == (100.0, 100.0, None)

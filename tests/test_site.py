@@ -13,6 +13,7 @@ import re
 import sys
 import threading
 import types
+from pathlib import Path
 import urllib.request
 from datetime import date, datetime, timedelta, timezone
 from itertools import accumulate
@@ -273,3 +274,12 @@ def test_vendored_chart_library_matches_its_readme():
     version = re.search(r"\(v(\d+\.\d+\.\d+)\)", header).group(1)
     assert f"| {version} |" in readme and "MIT" in readme
     assert "MIT License" in (TEMPLATE / "vendor" / "uPlot.LICENSE").read_text(encoding="utf-8")
+
+
+def test_the_package_ships_the_top_level_template_as_its_one_copy():
+    # gh-pages-template/ at the top level (the specified layout); the package
+    # reaches it through a link, so `pip install .` brings it and no second copy exists.
+    from bench.present import site as site_module
+    root = Path(__file__).resolve().parent.parent
+    assert site_module.TEMPLATE.resolve() == (root / "gh-pages-template").resolve()
+    assert all((root / "gh-pages-template" / f).is_file() for f in site_module.TEMPLATE_FILES)

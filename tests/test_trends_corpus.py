@@ -3,7 +3,7 @@
 Each made-up series carries the status it must get (by construction, see
 tests/corpus/generate.py). A false alarm is a series labelled Steady or
 Watch that reads Regressed or Faster: the thing the status must never do.
-scripts/corpus_accuracy.py prints the same numbers with the misses.
+studies/corpus_accuracy.py prints the same numbers with the misses.
 """
 
 import json
@@ -62,7 +62,7 @@ def test_the_real_noise_kinds_are_each_99_percent_right():
 
 def test_every_kind_is_99_percent_right():
     """Issue 14: at least 99 % per kind, not only overall (a kind is the name
-    without its numbers, as scripts/corpus_accuracy.py prints it)."""
+    without its numbers, as studies/corpus_accuracy.py prints it)."""
     kinds: dict[str, list[int]] = {}
     for c, got in _results():
         k = kinds.setdefault(kind_of(c.name), [0, 0])

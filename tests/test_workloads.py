@@ -106,12 +106,12 @@ def test_committed_references_are_small_and_consistent(model):
 
 
 def make_weights_check(*args):
-    return subprocess.run([sys.executable, "scripts/make_weights.py", "--check", *args], cwd=REPO,
+    return subprocess.run([sys.executable, "studies/make_weights.py", "--check", *args], cwd=REPO,
                           capture_output=True, text=True, timeout=600)
 
 
 def installed_versions() -> dict:
-    spec = importlib.util.spec_from_file_location("make_weights", REPO / "scripts/make_weights.py")
+    spec = importlib.util.spec_from_file_location("make_weights", REPO / "studies/make_weights.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module.versions()

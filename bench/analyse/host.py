@@ -21,7 +21,7 @@ from typing import Any, Iterable, Mapping, Sequence
 # (5 workers x 6 benchmarks on a local nightly): one worker's reading moves by
 # ±10 % on a calm host, the record's median by a few percent. Below HELD the
 # note calls the host as before. Chosen on the workers v11 kept sets
-# (scripts/bench_host_note.py; docs/measurements.md, "A slow host or slow Keras"): 30 of the 31
+# (studies/bench_host_note.py; docs/measurements.md, "A slow host or slow Keras"): 30 of the 31
 # rows that read 5 % or more worse came on nights this read 5 % or more slower,
 # 1 of the 180 rows on the other nights; at 3 % the same 30, with more calm
 # rows called slower; at 8 and 10 %, 29 and 26.
@@ -39,9 +39,9 @@ PLAUSIBLE = (1e-6, 60.0)
 # 2026-12-06 a worker also records the median of the canaries around its kept
 # timed repeats: its fastest canary catches the host's fastest moment, the
 # median the state the repeats ran in. Measured on the ten v11/v12 stability sets
-# (scripts/bench_host_note.py --basis; docs/measurements.md, "A slow host or slow
+# (studies/bench_host_note.py --basis; docs/measurements.md, "A slow host or slow
 # Keras"): within one process the canary's minute medians followed the models'
-# (correlation 0.71-0.96, scripts/bench_host_probes.py); on the ten sets' first workers,
+# (correlation 0.71-0.96, studies/bench_host_probes.py); on the ten sets' first workers,
 # at the 5 % line, the median reading called the host slower for 46 of the 57 rows the
 # machine made 5 % worse, the fastest for 38. A night is compared only with nights read
 # the same way (`kind`).

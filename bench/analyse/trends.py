@@ -173,7 +173,7 @@ def level_noise(xs: Sequence[float]) -> tuple[float, float]:
     the noise (sigma ~ a fraction of the level, since these are logs).
 
     Why that wider clip, BASELINE 36 and _back_up (measured together with
-    scripts/corpus_accuracy.py --seeds 1-200 and 201-400, 428,400 series;
+    studies/corpus_accuracy.py --seeds 1-200 and 201-400, 428,400 series;
     seeds 241-400 were scored only once the change was chosen): false alarms
     17 -> 2, right 427,641 -> 427,719, every kind still >= 99 %; each part
     left out, seeds 1-240 had some: BASELINE 30, 4 very noisy flat series;
@@ -191,7 +191,7 @@ def level_noise(xs: Sequence[float]) -> tuple[float, float]:
     core (core_sd).
 
     Why Qn, not the MAD (measured on held-out corpus seeds,
-    scripts/corpus_accuracy.py --seeds 1-40 and 41-80): the MAD of 30 nights
+    studies/corpus_accuracy.py --seeds 1-40 and 41-80): the MAD of 30 nights
     errs by about a fifth (37 % efficient; Qn 82 %): flat series at 5-8 %
     noise with a tight core (seeds 24 and 11) got a MAD sigma of 3.9 % and
     read Regressed. With Qn (and _lead): false alarms 3 -> 1 and 5 -> 2,
@@ -233,7 +233,7 @@ def _noise_kept(xs: Sequence[float]) -> tuple[float, int]:
     every few series. Held-out seed 949 (very-noisy-flat-11): at 3, a -21 %
     night of noise went out as a dip, the noise read 5.5 % (5.9 % with it),
     and four nights 11-17 % up read Faster. Measured with
-    scripts/corpus_accuracy.py --seeds 1-500 / 501-1000 --rule FILE (3 -> 3.5):
+    studies/corpus_accuracy.py --seeds 1-500 / 501-1000 --rule FILE (3 -> 3.5):
     right 1,069,577 -> 1,069,580, false alarms 2 -> 1 (seed 949's gone; the
     other, 883, a draw whose own nights show a step, which the corpus now
     draws again: tests/corpus/generate.py _drifted), every kind still >= 99 %
@@ -259,7 +259,7 @@ def core_sd(xs: Sequence[float], q: float) -> float:
     Regressed on four nights 10 % low; the SD of its core reads 5.3 %. The
     SD of every kept night instead (6.4 % there) counts the spikes of real
     histories too: it cost the noisier-step kinds 3 % of their series (seeds
-    1-100, 96.6-97.3 %). Measured with scripts/corpus_accuracy.py: committed
+    1-100, 96.6-97.3 %). Measured with studies/corpus_accuracy.py: committed
     corpus 1071/1071 either way; seeds 1-400 right 427,834 -> 427,846,
     false alarms 0 -> 0; seeds 401-800 427,825 -> 427,843, 1 -> 0; every
     kind still >= 99 %."""
@@ -420,7 +420,7 @@ def _candidate(x, c, t: Trends, sign):
     # the far side from the old, is at it too (held-out seed 955: a +8 % step 12
     # nights old, its second night at +11 %, was dated 2 nights late and read
     # Faster, since that night sat more than half the shift from the level).
-    # Measured, scripts/corpus_accuracy.py --seeds 1-1000: false alarms 3 -> 2,
+    # Measured, studies/corpus_accuracy.py --seeds 1-1000: false alarms 3 -> 2,
     # right 1,069,606 -> 1,069,577 (Faster steps once dated a night late; only a
     # Faster candidate can change, a night past a lower level is below `floor`).
     floor = min(lb, la) - tol
@@ -523,7 +523,7 @@ def _chances(t: Trends) -> int:
     independent ones; noise_factor's tail is split among them (Bonferroni).
     With the whole tail at every candidate, held-out seeds 1498 and 1657 (flat
     series at 5-8 % noise) read Regressed and Faster, clearing the bar by 1.05
-    and 1.08 times. Measured with scripts/corpus_accuracy.py --seeds 1401-1800
+    and 1.08 times. Measured with studies/corpus_accuracy.py --seeds 1401-1800
     (428,400 series, with EARLIER): false alarms 3 -> 0, right 427,820 ->
     427,771, the lowest kind step-dip-before-Faster 99.56 -> 99.48 %; a bar
     1.1 times higher instead: 427,796 right, 0 false alarms, 99.51 %, but

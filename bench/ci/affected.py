@@ -27,7 +27,8 @@ STAGES = {"measure": True, "records": False, "analyse": False, "compare": False,
 # Paths that never change what a benchmark measures. fnmatch patterns, where
 # "*" also crosses "/".
 NEUTRAL = (
-    "*.md", "docs/*", "LICENSE*", "tests/*", ".github/*", ".notes/*", ".gitignore", "scripts/*",
+    "*.md", "docs/*", "LICENSE*", "tests/*", ".github/*", ".notes/*", ".gitignore", "scripts/*", "studies/*",
+    "gh-pages-template/*",
     *(f"bench/{stage}/*" for stage, measured in STAGES.items() if not measured),
 )
 # ... except these, which a benchmark job runs.

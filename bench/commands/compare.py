@@ -33,7 +33,7 @@ import textwrap
 from pathlib import Path
 
 from bench import config
-from bench.cli import positive_int
+from bench.commands.arguments import positive_int
 from bench.errors import UsageError
 from bench.compare.baseline import load_baseline
 from bench.compare.head import load_head

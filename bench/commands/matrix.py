@@ -18,7 +18,7 @@ from pathlib import Path
 
 from bench import config as config_mod
 from bench.ci.affected import affected_backends
-from bench.cli import split_names
+from bench.commands.arguments import split_names
 from bench.ci.matrix import build_matrix, undeclared_labels
 from bench.config import ConfigError
 from bench.errors import UsageError

@@ -46,7 +46,7 @@ import os
 import sys
 from pathlib import Path
 
-from bench.cli import positive_int
+from bench.commands.arguments import positive_int
 from bench.errors import EXIT_OK, EXIT_SOME_REFUSED, UsageError
 from bench.records.guard import Gate, Provenance, Refusal, admit, load_provenance, one_line
 from bench.records.record import RecordError, parse_time

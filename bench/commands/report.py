@@ -69,7 +69,7 @@ def main(args) -> int:
 
 def _statuses(values) -> tuple[set[str] | None, str | None]:
     """--status 'Regressed,Watch' -> ({...}, None), or (None, the bad name)."""
-    from bench.cli import split_names
+    from bench.commands.arguments import split_names
 
     if not values:
         return None, None

@@ -20,7 +20,7 @@ from bench import config
 
 from bench.records import record
 from bench.measure.child import Spec
-from bench.cli import positive_float, split_names
+from bench.commands.arguments import positive_float, split_names
 from bench.errors import UsageError
 from bench.config import ConfigError
 from bench.measure.harness import Protocol

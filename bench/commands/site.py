@@ -1,4 +1,4 @@
-"""Build the dashboard: bench/present/template/ plus the history's data, ready for GitHub Pages.
+"""Build the dashboard: gh-pages-template/ plus the history's data, ready for GitHub Pages.
 
 Reads every record under --data (a data-branch checkout), writes SITE/ with
 index.html, data/index.json (every point of every series), data/table.md (the
@@ -28,7 +28,7 @@ def add_arguments(parser):
     parser.add_argument("--plots", action=argparse.BooleanOptionalAction, default=True,
                         help="write the PNG plots too (default: yes; --no-plots is faster)")
     parser.add_argument("--template", default=str(TEMPLATE), metavar="DIR",
-                        help="the static dashboard to copy (default: the repo's bench/present/template/)")
+                        help="the static dashboard to copy (default: the repository's gh-pages-template/, which the package ships)")
     parser.add_argument("--repository", metavar="OWNER/NAME", default=os.environ.get("GITHUB_REPOSITORY") or None,
                         help="link only this repository's Actions run pages (default: $GITHUB_REPOSITORY; "
                              "unset: any github.com run page)")

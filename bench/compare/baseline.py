@@ -30,7 +30,8 @@ from bench.records.newest import is_newer
 from bench.records.history import STDERR, load_history
 from bench.records.record import RunRecord
 from bench.analyse.series import Series, SeriesKey, build_series
-from bench.compare.extras import metric_values, worker_values
+from bench.compare.extras import metric_values
+from bench.records.workers import worker_values
 from bench.records.extensions import ab_side
 from bench.compare.files import read_records
 from bench.compare.hostshift import Reading, readings

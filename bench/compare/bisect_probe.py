@@ -28,7 +28,7 @@ from typing import Sequence
 from bench.config import Compare
 from bench.records.history import json_files
 from bench.compare.bisect import BisectError, Probe
-from bench.compare.extras import worker_values
+from bench.records.workers import worker_values
 from bench.records.extensions import ab_side
 from bench.compare.stats import compare_pairs
 from bench.compare.verdicts import judge

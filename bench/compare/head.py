@@ -23,7 +23,8 @@ from bench.records.history import STDERR
 from bench.records.record import ErrorInfo, RunRecord
 from bench.analyse.series import SeriesKey
 from bench.compare.baseline import Target
-from bench.compare.extras import metric_values, worker_values
+from bench.compare.extras import metric_values
+from bench.records.workers import worker_values
 from bench.records.extensions import ab_side
 from bench.compare.files import read_records
 from bench.compare.hostshift import Reading, reading

@@ -20,7 +20,7 @@ side a dip lies on); the verdict in bench.compare.verdicts applies it.
   say nothing about Keras; they are left out before any of the above.
 
 Measured against the hand-written versions these replace (issue 15,
-scripts/bench_compare_stats.py): the same p-values and intervals; scipy's U
+studies/bench_compare_stats.py): the same p-values and intervals; scipy's U
 test costs ~0.7 ms a call instead of ~20 us, which no comparison notices.
 """
 

@@ -173,7 +173,7 @@ def _start_state(model) -> "harness.Reset":
     Far along, torch's weights and Adam's moments go denormal (~5 % of them
     after ~600 mlp steps, loss ~1e-4) and x86 computes those slowly: torch
     mlp/train's workers read ~47k samples/s for 4 repeats, then ~38k
-    (scripts/bench_train_state.py). XLA flushes denormals to zero, which is
+    (studies/bench_train_state.py). XLA flushes denormals to zero, which is
     why jax never showed it."""
     import keras
 

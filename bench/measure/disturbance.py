@@ -37,25 +37,25 @@ STAT = Path("/proc/stat")
 # development VM: PSI stall 55-90 % for every worker) an absolute ceiling flags
 # every worker, and a rerun is no quieter. What a disturbance looks like is a
 # worker off from its peers. Measured in one nightly jax run there (records of
-# scripts/bench_stability.py --full --keep): PSI stall was 86-100 % for every
+# studies/bench_stability.py --full --keep): PSI stall was 86-100 % for every
 # worker, useless on its own, while a worker's throughput followed its CPU per
 # wall second (mlp/predict: 0.54 -> 49k, 0.76 -> 60k, 1.13-1.62 -> 98k-172k).
 # The reference is the benchmark's *best* worker (highest CPU share, lowest
 # stall and steal), not the median: with a hog over most of a quick run
-# (scripts/bench_stability.py --hog, 3 workers, 2 under the hog at CPU per wall
+# (studies/bench_stability.py --hog, 3 workers, 2 under the hog at CPU per wall
 # 1.0 vs 1.7 quiet) the median worker is itself disturbed and flags nobody.
 CPU_DROP = 0.20  # cpu_per_wall this far below the benchmark's best worker
 STALL_RISE = 0.20  # stall fraction this much above the benchmark's least stalled worker
 STEAL_RISE = 0.05  # steal fraction this much above the benchmark's least robbed worker
 # How each rule starts the reason it gives (a worker's `disturbed_why`; several
 # join with "; "); "canary" is pool.flag's, for a worker whose canary read slow
-# in every repeat. scripts/bench_stability.py --flags reads them back.
+# in every repeat. studies/bench_stability.py --flags reads them back.
 WHY = {"cpu": "CPU per wall second", "stall": "CPU stall", "steal": "steal",
        "canary": "the in-process canary stayed slow for every repeat"}
 # A worker whose in-process canary read slow in every repeat (a slow CPU state
 # throughout, pool.flag) is flagged only when its own figure bears that out:
 # CANARY_SLOWER worse than the benchmark's clean first-round workers' median
-# (workers v12). Measured (scripts/bench_latency_flags.py): over the eight
+# (workers v12). Measured (studies/bench_latency_flags.py): over the eight
 # workers v11 stability sets the canary alone flagged 181 of 800 first-round
 # latency workers here, most no slower than their clean peers (this VM's host
 # drifts ±5-10 % within a run, so a worker after a slow turn reads its canaries

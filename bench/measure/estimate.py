@@ -4,7 +4,7 @@ Every worker process gives one figure (the median of its own timed repeats,
 or for latency the p50 over its rounds' calls) and its samples (one per timed
 repeat; for latency one p50 per round). The headline is HEADLINE over the
 clean workers, for every mode. The candidates are all here so
-scripts/bench_stability.py can compare them on the same records:
+studies/bench_stability.py can compare them on the same records:
 
   median   median of the worker figures
   best     the best worker's figure (max for bigger-is-better, min for times)
@@ -24,7 +24,7 @@ from __future__ import annotations
 import statistics
 from typing import Mapping, Sequence
 
-# Measured (scripts/bench_stability.py --full --keep DIR, then --from DIR): 3
+# Measured (studies/bench_stability.py --full --keep DIR, then --from DIR): 3
 # nightly jax invocations on the shared 2-core VM under load 5-17, spread of
 # each estimator across the invocations for cnn/train, cnn/predict, mlp/train,
 # mlp/predict: median 77/35/7.0/9.5 %, best 45/10/2.5/28 %, trimmed 82/19/7.0/6.8 %.
@@ -43,7 +43,7 @@ from typing import Mapping, Sequence
 # headline is a new baseline for every series; the median stays.
 # Workers v6 (2026-12-05), measured again on every set kept since (six sets of
 # 5 nightly jax+torch invocations: one under workers v3, two v4, three v5;
-# `scripts/bench_stability.py --estimators DIR ...`): over the 48 (set,
+# `studies/bench_stability.py --estimators DIR ...`): over the 48 (set,
 # backend, train/predict benchmark) rows, the best worker held the headline
 # within ±5 % across the set's invocations in 32, the median in 24, trimmed
 # 26; within ±3 % 14, 11, 15; the typical spread ±4.3, ±5.1, ±4.6 %; the worst

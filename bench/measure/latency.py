@@ -15,7 +15,7 @@ two canaries (bench/measure/harness.py), and `Rounds.latency` joins the calls
 of the rounds the canaries kept. Why rounds: on this 2-vCPU VM each vCPU runs
 in speed states that last 0.1 to several seconds and differ up to 1.7x (jax
 mlp batch-1 p50 0.21 ms or 0.36 ms on one pinned CPU; the two vCPUs' states
-uncorrelated: scripts/bench_latency_lottery.py and docs/measurements.md, "Batch-1 latency").
+uncorrelated: studies/bench_latency_lottery.py and docs/measurements.md, "Batch-1 latency").
 One 200-call window (40-70 ms) was a sample of one state, so a worker's p50
 was whichever state it met. The canary reads the same states (a round's p50
 and its canary correlate 0.90), so a round whose canary is beyond

@@ -258,12 +258,12 @@ def memory_workers(ok: list[dict]) -> list[int]:
     more, with the benchmark's place in the rotated order), and glibc keeps
     freed memory mapped by chance (torch cnn/predict's workers read 711-1002
     MiB in one run at fixed work). Over the 5 nightly jax+torch invocations
-    of 2026-12-04 (scripts/bench_stability.py --from DIR), the least peak
+    of 2026-12-04 (studies/bench_stability.py --from DIR), the least peak
     moved ±0.3-2.5 % against ±0.3-15.4 % for the median of the workers that
     ran the benchmark first in their process (the estimator before), 6 of 8
     within 2 % against 5; on 5 later invocations with latency too, ±0.2-4.7 %
     against ±0.2-5.3 %. A malloc mmap threshold fixed at 128 KiB
-    (MALLOC_MMAP_THRESHOLD_, scripts/bench_malloc.py's first form) held torch's
+    (MALLOC_MMAP_THRESHOLD_, studies/bench_malloc.py's first form) held torch's
     worker peaks within 3 % but cost it 40-66 % of its samples/s; the thresholds
     workers v4 fixes for speed (harness.malloc_*, the heap kept) leave the peaks
     to the same luck (torch cnn/predict 723-1096 MiB in one run). So each worker

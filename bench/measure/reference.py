@@ -5,7 +5,7 @@ two builds, like `--ab`: side a is the reference (a pinned Keras in its own
 venv, with the same backend packages), side b the build under test. Both
 sides' worker i run at the same time on the same host, so a slow host slows
 both and their ratio holds still where the samples/s do not (measured:
-scripts/bench_reference.py; docs/measurements.md, "The reference build").
+studies/bench_reference.py; docs/measurements.md, "The reference build").
 
 Each of the nightly's ok results gets a `reference` block (record contract,
 schema_version 1 extension):
@@ -24,7 +24,7 @@ import math
 from statistics import median
 from typing import Mapping, Sequence
 
-from bench.compare.extras import worker_values
+from bench.records.workers import worker_values
 
 
 def ratio(reference: Mapping, build: Mapping, duet: bool = True) -> tuple[float, int] | None:
@@ -34,7 +34,7 @@ def ratio(reference: Mapping, build: Mapping, duet: bool = True) -> tuple[float,
 
     In a duet a pair ran at the same time on one host, so what disturbs one
     side disturbs the other: a disturbed pair counts. Measured on 20
-    identical-build duets (scripts/bench_reference.py report
+    identical-build duets (studies/bench_reference.py report
     .local/ab-duet8/identical; 8 pairs each): the ratio's spread across them
     was ±3.3 % with every pair, ±10.1 % with the disturbed ones left out (a
     run left with 1 clean pair of 8 read 0.897) and ±4.2 % as the ratio of

@@ -10,7 +10,7 @@ A and B run in one job, either in turns (A0 B0 A1 B1 ...) or as duets.
 Duet (`duet`): worker i of A and worker i of B run at the same time, each
 pinned to its own half of the CPUs (the halves swap every pair), so both see
 the same moment of the host. Measured on this 2-core VM with
-scripts/bench_duet.py (jax mlp/train, 7 pairs each way): the sd of a pair's
+studies/bench_duet.py (jax mlp/train, 7 pairs each way): the sd of a pair's
 log ratio B/A was 4.1 % as a duet and 15.6 % in turns; this VM's speed moves
 by 10-30 % within the ~20 s between the two workers of a pair in turns (after
 Bulej et al., "Duet Benchmarking", ICPE 2020). One calibration worker of A

@@ -17,7 +17,7 @@ timed calls only. A meter that cannot open is recorded as
 
 trace(): with $BENCH_MEMORY_TRACE set to a file, each worker appends its RSS
 after every stage of a benchmark and every timed call
-(scripts/bench_memory_stages.py runs it and reads the file): how the causes
+(studies/bench_memory_stages.py runs it and reads the file): how the causes
 of a spread in peak memory were found (docs/measurements.md, "Peak memory").
 """
 
@@ -47,7 +47,7 @@ def settle(keras, libc: object | None = None) -> tuple[str, ...]:
     glibc keeps mapped (malloc_trim(0); glibc only, skipped elsewhere). Returns
     the steps that ran; a step that fails is skipped, never the benchmark.
 
-    Why (run.protocol.memory "least, settled"; scripts/bench_memory_settle.py):
+    Why (run.protocol.memory "least, settled"; studies/bench_memory_settle.py):
     without it a benchmark's peak RSS is its own plus whatever earlier ones in
     the process left, which moves with the rotated order and glibc's luck. Over
     8 torch and 4 jax quick invocations taking turns with the code before
@@ -56,7 +56,7 @@ def settle(keras, libc: object | None = None) -> tuple[str, ...]:
     ±0.3-2.9 % (10 of 12) without; jax mlp/latency read 436-440 MiB against
     491-523 (its leftovers), and samples/s moved -5 to +7 %, the noise of runs
     taken in turns. Cost, measured after a small fit and predict with a second
-    gc.collect after clear_session's own (since dropped; `scripts/bench_memory_settle.py
+    gc.collect after clear_session's own (since dropped; `studies/bench_memory_settle.py
     --cost jax,torch` times it now): 0.25-0.30 s (jax) and
     0.50-0.58 s (torch) per benchmark, about half of it that second collection
     (clear_session 161/300 ms, gc 148/292 ms, malloc_trim 1-7 ms); without it

@@ -1,7 +1,7 @@
-"""The dashboard site: bench/present/template/ plus the data it reads.
+"""The dashboard site: gh-pages-template/ plus the data it reads.
 
 SITE/
-  index.html, app.js, style.css, vendor/   copied from bench/present/template/
+  index.html, app.js, style.css, vendor/   copied from gh-pages-template/
   palette.css                              the status colours (bench/present/palette.json)
   data/index.json                          site_index(): the table rows and every point
   data/index.js                            the same, as `window.BENCH_DATA = {...};` for file://
@@ -74,7 +74,9 @@ from bench.analyse.series import Series, SeriesKey, in_table, metric_group
 from bench.analyse.trends import BASELINE
 
 FORMAT = 1
-# Shipped inside the package (package-data), so `bench site` works from any folder.
+# The repository's gh-pages-template/, shipped inside the package as
+# bench/present/template (a link, like bench/benchmarks.yaml; package-data), so
+# one copy exists and `bench site` works from any folder and from a wheel.
 TEMPLATE = Path(str(resources.files("bench.present") / "template"))
 TEMPLATE_FILES = ("index.html", "app.js", "style.css")
 _EPOCH = date(1970, 1, 1).toordinal()
@@ -272,7 +274,7 @@ def _check_template(template: Path) -> None:
     missing = [f for f in TEMPLATE_FILES if not (template / f).is_file()]
     if missing:
         raise SiteError(f"template {template}: missing {', '.join(missing)}; "
-                        f"expected a folder like bench/present/template/ holding {', '.join(TEMPLATE_FILES)}")
+                        f"expected a folder like gh-pages-template/ holding {', '.join(TEMPLATE_FILES)}")
 
 
 def _check_target(site: Path) -> None:

@@ -51,7 +51,7 @@ def _validator():
 def _fast_check():
     """The schema compiled to Python (bench.records.fastschema): accepts exactly what
     jsonschema accepts; None when the schema is beyond it. Kept instead of
-    fastjsonschema by measurement (scripts/bench_schema_check.py): 7.6 us a
+    fastjsonschema by measurement (studies/bench_schema_check.py): 7.6 us a
     record against 48 us, which put the 5-year report 0.6 s (16 %) slower."""
     from bench.records.fastschema import compile_schema
 

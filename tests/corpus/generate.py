@@ -227,7 +227,7 @@ def cases(seed: int = 20261202):
 
 # The kinds the rule once got wrong (issue 14), in noise taken from real
 # github-action-benchmark histories (real_noise.json: log residuals, negative
-# = slower; from scripts/derive_real_noise.py), not from a model of noise.
+# = slower; from studies/derive_real_noise.py), not from a model of noise.
 REAL_NOISE = Path(__file__).with_name("real_noise.json")
 
 

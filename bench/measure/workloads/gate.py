@@ -5,7 +5,7 @@ file reader; the Keras calls that produce the arrays live in bench/measure/child
 - train: from a fresh seed, fit load_digits one epoch at a time (at the
   benchmark's batch size, so the timed region reuses the compiled step) until
   held-out accuracy >= TRAIN_ACCURACY, for at most MAX_EPOCHS epochs.
-- predict: load the committed weights (scripts/make_weights.py), predict the
+- predict: load the committed weights (studies/make_weights.py), predict the
   held-out digits; accuracy must equal the reference's to within one digit and
   every logit must be within LOGIT_ATOL + LOGIT_RTOL * |reference| of it.
 
