@@ -22,14 +22,27 @@ WORKER_STATUSES = ("ok", "failed")
 
 Check = Callable[[Any], bool]
 
+# Every number a result carries lies in [-LARGEST, LARGEST], and a nonzero
+# one is at least SMALLEST in size. Real figures sit far inside (samples/s,
+# ms, bytes up to a petabyte, unix seconds); the bounds keep every sum,
+# square, ratio and quantile the statistics take finite (1e308 + 1e308 is
+# inf, and a site index holding inf is not JSON).
+LARGEST = 1e15
+SMALLEST = 1e-12
+
+
+def bounded(v: float) -> bool:
+    """A finite number within the bounds above."""
+    return math.isfinite(v) and abs(v) <= LARGEST and (v == 0 or abs(v) >= SMALLEST)
+
 
 def _number(minimum: float = 0.0) -> Check:
     return lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)
-                      and math.isfinite(v) and v >= minimum)
+                      and bounded(v) and v >= minimum)
 
 
 def _integer(minimum: int) -> Check:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and minimum <= v <= LARGEST
 
 
 def _optional(check: Check) -> Check:
