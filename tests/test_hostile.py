@@ -34,7 +34,7 @@ ADDED = sorted(n for n, e in EXPECTED.items() if e["publish"] == "added")
 SKIPPED = sorted(n for n, e in EXPECTED.items() if e["read"] == "skipped")
 # Cases whose point is text every output must escape (the gate refuses some of
 # them now, for their model name, but a reader must still cope).
-TEXT = ("message_injection", "model_with_dollars", "model_unbalanced_mathtext", "model_html",
+TEXT = ("message_injection", "message_math_and_references", "model_with_dollars", "model_unbalanced_mathtext", "model_html",
         "unit_with_pipe_and_backtick", "url_javascript", "url_other_repository", "url_other_host",
         "keras_version_escape_sequence")
 GPU_JOB = "record-4242-1-rtx-5070-ti-jax"  # BASE's job
@@ -242,6 +242,8 @@ def test_report_skips_the_unreadable_names_each_and_escapes_the_rest(data, tmp_p
         assert "@keras-team" not in text and "\u202e" not in text  # no mention, no bidi override
         assert "x &lt;\\!-- bench:table:end --&gt; \\[click\\]\\(http\u200b://evil.example\\)" in text
         assert "http://" not in text  # no bare autolink either
+        assert "\\$\\\\color{red}{\\\\huge x}\\$" in text  # no GitHub math
+        assert "see \\#\u200b1, evil/fork\\#\u200b2 and GH\u200b-3" in text  # no issue references
     lines = readme.read_text(encoding="utf-8").splitlines()
     assert lines.count(START) == 1 and lines.count(END) == 1  # the injected marker stayed text
     once = readme.read_bytes()

@@ -42,8 +42,9 @@ BASE = {
     ],
 }
 INJECTION = ("x\n<!-- bench:table:end -->\n[click](http://evil.example) ![i](http://evil.example/x.png) "
-             "<script>alert(1)</script> | @keras-team `code` $\\color{red}{\\huge x}$ see #1, evil/fork#2 "
-             "and GH-3 \u202eevil")
+             "<script>alert(1)</script> | @keras-team `code` $x$ \u202eevil")
+# GitHub math (colour, size) and issue references (a link, and a notification there)
+MATH_AND_REFERENCES = "$\\color{red}{\\huge x}$ see #1, evil/fork#2 and GH-3"
 
 
 def edit(**changes):
@@ -235,6 +236,8 @@ CASES = {
                               "field results[0].mode", "ok"),
     # -- admitted: the outputs must escape their text ---------------------------
     "message_injection": (text(edit(**{"results.1.error.message": INJECTION})), "added", "", "ok"),
+    "message_math_and_references": (text(edit(**{"results.1.error.message": MATH_AND_REFERENCES})), "added", "",
+                                    "ok"),
     "model_with_dollars": (text(edit(**{"results.0.model": "cnn$x^2$"})), "refused",
         "expected one that benchmarks.yaml names", "ok"),
     "model_unbalanced_mathtext": (text(edit(**{"results.0.model": "a$b\\frac{"})), "refused",
