@@ -16,6 +16,8 @@ FAKE_GH_ROOT layout:
   pulls/<n>.files                    the PR's changed files, one a line
   comments/<n>.json                  the PR's issue comments (a JSON list; kept up to date)
   issues/<n>.json                    issues (bench alert): title, body, labels, state, user
+  permissions.json                   {login: permission} for GET repos/R/collaborators/<login>/permission
+                                     (a login not listed: HTTP 404)
   labels.json                        the repository's labels (a JSON list of names; none at first)
   FAKE_GH_NO_LABEL_WRITE (env)       creating a label fails with HTTP 403, as for a token
                                      without the right; a new issue then silently loses
@@ -179,6 +181,13 @@ def api(args: list[str], stdin: str) -> int:
         return 0
     if method == "GET" and parts[3] == "pulls" and parts[5:] == ["files"] and jq == ".[].filename":
         print((ROOT / "pulls" / f"{parts[4]}.files").read_text(), end="")
+        return 0
+    if method == "GET" and parts[3] == "collaborators" and parts[5:] == ["permission"] and jq == ".permission":
+        path = ROOT / "permissions.json"
+        known = json.loads(path.read_text()) if path.exists() else {}
+        if parts[4] not in known:
+            return fail("HTTP 404: Not Found (https://api.github.com/)")
+        print(known[parts[4]])
         return 0
     if parts[3:] == ["labels"]:
         return labels(method, stdin)
