@@ -35,3 +35,23 @@ def test_issue_references_do_not_link(text, want):
 def test_what_it_already_did_still_holds():
     out = markdown("a\n<!-- x -->|[l](http://e.example) @team")
     assert out == rf"a &lt;\!-- x --&gt;\|\[l\]\(http{ZW}://e.example\) @{ZW}team"
+
+
+def test_the_job_summary_escapes_every_record_text(tmp_path):
+    # scripts/job-summary.py: the record was written where third-party code ran
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.helpers import make_record, ok
+    rec = json.loads(make_record([ok("cnn", "train", 1.0)]).to_json())
+    rec["environment"]["keras_version"] = "[x](http://evil.example) #1 $\\huge y$"
+    rec["target"]["device"] = "@team"
+    rec["run"]["id"] = "`x`"
+    (tmp_path / "r.json").write_text(json.dumps(rec))
+    script = Path(__file__).resolve().parent.parent / "scripts" / "job-summary.py"
+    out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True,
+                         check=True).stdout
+    assert f"### jax on @{ZW}team" in out
+    assert rf"Keras \[x\]\(http{ZW}://evil.example\) \#{ZW}1 \$\\huge y\$ (nightly), run \`x\` attempt 1" in out

@@ -58,7 +58,7 @@ def test_job_summary_renders_each_record_as_a_table(tmp_path):
     assert out == (
         "### jax on rtx-5070-ti\n"
         "\n"
-        "Keras 3.16.0.dev2026110102 (nightly), run 77 attempt 2, record `jax--rtx-5070-ti--77-2.json`\n"
+        "Keras 3.16.0.dev2026110102 (nightly), run 77 attempt 2, record jax--rtx-5070-ti--77-2.json\n"
         "\n"
         "| model | mode | status | value | note |\n"
         "|---|---|---|---|---|\n"
