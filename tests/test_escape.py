@@ -55,3 +55,25 @@ def test_the_job_summary_escapes_every_record_text(tmp_path):
                          check=True).stdout
     assert f"### jax on @{ZW}team" in out
     assert rf"Keras \[x\]\(http{ZW}://evil.example\) \#{ZW}1 \$\\huge y\$ (nightly), run \`x\` attempt 1" in out
+
+
+def test_collect_artifacts_escapes_a_forks_branch_name_in_the_job_summary(tmp_path):
+    # A refused run's branch and repository names come from whoever pushed them.
+    import json
+    import os
+    import subprocess
+    from pathlib import Path
+
+    from tests.helpers import fake_gh
+    root, bindir = fake_gh(tmp_path)
+    (root / "runs" / "31" / "record-31-1-local-cpu-jax").mkdir(parents=True)
+    (root / "runs" / "31.json").write_text(json.dumps({"event": "workflow_dispatch",
+                                                        "head_branch": "[x](http://evil.example)@team#1"}))
+    summary = tmp_path / "summary.md"
+    script = Path(__file__).resolve().parent.parent / "scripts" / "collect-artifacts.sh"
+    out = subprocess.run(["bash", str(script), str(tmp_path / "dl")], capture_output=True, text=True, env={
+        **os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}", "FAKE_GH_ROOT": str(root),
+        "GITHUB_REPOSITORY": "o/r", "RUN_ID": "31", "GITHUB_STEP_SUMMARY": str(summary)})
+    assert out.returncode == 0, out.stderr
+    assert summary.read_text() == (rf"- collect-artifacts: run 31 refused: branch is '\[x\]\(http{ZW}://evil.example\)"
+                                   rf"@{ZW}team\#{ZW}1', expected the default branch main" "\n")
