@@ -22,7 +22,7 @@ from typing import Any, Mapping
 
 from bench.errors import BenchError, read_text
 from bench.records import atomic, extensions
-from bench.records.extensions import bounded
+from bench.records.extensions import LARGEST, SMALLEST
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = frozenset({1})
@@ -124,10 +124,10 @@ def validate(data: Any, source: str = "record") -> None:
         raise RecordError(f"{source}: field {field}: {e.message}")
     for i, r in enumerate(data["results"]):
         for name in ("value",):
-            if name in r and not (bounded(r[name]) and r[name] > 0):
+            if name in r and not SMALLEST <= r[name] <= LARGEST:  # NaN and inf fail it too
                 raise RecordError(f"{source}: field results[{i}].{name} is {r[name]!r}; expected {_POSITIVE}")
         for j, s in enumerate(r.get("samples", [])):
-            if not (bounded(s) and s > 0):
+            if not SMALLEST <= s <= LARGEST:
                 raise RecordError(f"{source}: field results[{i}].samples[{j}] is {s!r}; expected {_POSITIVE}")
     parse_time(data["run"]["started_at"], f"{source}: field run.started_at")
     if "night" in data["run"]:
