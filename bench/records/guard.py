@@ -80,10 +80,11 @@ _SKEW = timedelta(minutes=10)  # a runner's clock a little behind GitHub's
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps on one record file. Generous for a real record (a nightly record
-    is ~10 kB: a few results of 7 repeats, a worker list each); tight enough
-    that a hostile file cannot make the branch, the report or the site slow
-    or huge.
+    """Caps on one record file, and on what one artifact and one run may add
+    (admit_all). Generous for a real record (a nightly record is ~10 kB: a
+    few results of 7 repeats, a worker list each); tight enough that a
+    hostile file, or a flood of them, cannot make the branch, the report or
+    the site slow or huge.
 
     ahead: how far after its run's creation a record may be dated. A day, as
     issue 11 asks, plus two hours: GitHub lets a job wait 24 h in the queue
