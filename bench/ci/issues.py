@@ -1,7 +1,7 @@
 """GitHub issues for `bench alert`, through the `gh` CLI (`gh api`).
 
-list_open reads the open alert issues: those the bot opened (creator, and
-again `user.login`) that carry the hidden series marker. Not by label: a
+list_open reads the open alert issues: those the bot opened (`user.login`)
+that carry the hidden series marker. Not by label: a
 fresh repository has no bench-regression label, a token without push access
 cannot always make one, and GitHub then drops labels from a new issue
 silently, so a label search would find nothing and open the issue again at
@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import subprocess
 from typing import Iterable
-from urllib.parse import quote
 
 from bench.ci.alert import LABEL, Action, Issue, parse_issue
 from bench.errors import EXIT_NO, BenchError
@@ -67,8 +66,11 @@ def _pages(text: str) -> list:
 
 
 def list_open(repo: str, author: str = BOT) -> list[Issue]:
-    """The open issues `author` opened that carry a series marker."""
-    items = _pages(gh([f"repos/{repo}/issues?state=open&creator={quote(author)}&per_page=100", "--paginate"]))
+    """The open issues `author` opened that carry a series marker. Every open
+    issue is read and the author checked here: whether the API's `creator`
+    filter takes a bot's login ('github-actions[bot]') is not documented, and
+    a filter that matched nothing would open every alert again."""
+    items = _pages(gh([f"repos/{repo}/issues?state=open&per_page=100", "--paginate"]))
     out = []
     for it in items:
         if (isinstance(it, dict) and "pull_request" not in it and isinstance(it.get("number"), int)
