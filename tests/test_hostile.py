@@ -381,3 +381,17 @@ def test_huge_values_already_on_the_branch_are_skipped_by_every_reader_never_a_t
     assert cli.main(["compare", "--base", str(data), "--head", str(head)]) == 2  # the head is named, not charted
     err = capsys.readouterr().err
     assert "Traceback" not in err and "head.json: field results[0].value is 1e+308" in err
+
+
+def test_the_sites_spread_stays_finite_next_to_the_float_maximum():
+    # statistics.quantiles interpolates (a * 3 + b) / 4: with samples near 1.8e308 that
+    # is inf, and the site's index (strict JSON) cannot hold it
+    import math
+
+    from bench.present.site import _spread
+    samples = [1.0, 1.5, 1.7, 1.6]
+    small = _spread(samples)  # where nothing overflows: the reference
+    got = _spread([x * 1e308 for x in samples])
+    assert math.isfinite(got["spread"]) and all(math.isfinite(q) for q in got["iqr"])
+    assert got["spread"] == small["spread"]  # a ratio: the same at any scale
+    assert got["iqr"] == pytest.approx([q * 1e308 for q in small["iqr"]], rel=1e-6)
