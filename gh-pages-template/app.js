@@ -506,9 +506,11 @@
     if (r.change) {
       bits.push(`change ${pct(r.change.relative)} from ${isoDay(r.change.day)}: level ${short(r.change.before)} → ${short(r.change.after)}`);
       if (r.window) bits.push(windowText(r.window));
+      if (r.origin) bits.push(`whose change: ${r.origin.text}`);  // bench/analyse/triangulate.py
     } else {
       bits.push("no recent change detected");
     }
+    if (r.mark) bits.push(`triage: ${r.mark.mark} #${r.mark.issue} (change of ${r.mark.night})${r.mark.link ? " " + r.mark.link : ""}`);  // docs/triage.md
     if (r.failures.length) bits.push(`${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}`);
     if (r.skipped) bits.push(`${r.skipped} skipped`);
     return bits.join(" · ");

@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from statistics import median
 from typing import Mapping
 
@@ -145,9 +145,11 @@ def _label(kind: str, backend: str, device: str) -> str:
 
 def triangulate(series: Mapping[SeriesKey, Series], assessed: Mapping[SeriesKey, Assessment],
                 ) -> dict[SeriesKey, Origin]:
-    """An Origin for every series whose assessment is Regressed or Faster."""
+    """An Origin for every series whose assessment is Regressed or Faster and
+    that has at least one control cell (alone in its slice, nothing can be told)."""
     changes = {k: c for k in series if (c := _change(series[k], assessed.get(k))) is not None}
-    return {k: _classify(k, night, step, series, changes) for k, (night, step) in changes.items()}
+    out = {k: _classify(k, night, step, series, changes) for k, (night, step) in changes.items()}
+    return {k: o for k, o in out.items() if o.moved or o.held}
 
 
 def _change(s: Series, a: Assessment | None) -> tuple[date, float] | None:
@@ -195,8 +197,11 @@ def _classify(key: SeriesKey, night: date, step: float, series, changes) -> Orig
     backend, device = key[0], key[1]
     kinds = _kinds(backend, device, cells)
     s = series[key]
-    i = next(j for j, p in enumerate(s.points) if p.day >= night)
-    before, after = s.points[max(i - 1, 0)], s.points[i]
+    # The environment across the change, a night wider on each side: the
+    # status rule may date a change a night late (or early) of what moved it.
+    slack = timedelta(days=SLACK_DAYS)
+    before = ([p for p in s.points if p.day < night - slack] or [s.points[0]])[-1]
+    after = ([p for p in s.points if p.day >= night + slack] or [s.points[-1]])[0]
     moved = tuple(sorted("/".join(c) for c, m in cells.items() if m and c != key[:2]))
     held = tuple(sorted("/".join(c) for c, m in cells.items() if not m))
     siblings = tuple(sorted("/".join(k[2:]) for k, c in changes.items()

@@ -162,6 +162,7 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
                   f"- first nightly after: Keras {escape(w.after.label())}",
                   f"- Keras commits between them: {w.commits_url}"]
         lines += [f"- also changed: {escape(c.text())}" for c in w.env_changes]
+    lines += _origin_lines(r)
     if r.host is not None:  # a slower host on the nights since is likely the machine (README "A slow host")
         lines.append(f"- on the nights since: {host.describe(r.host)}")
     if link:
@@ -171,6 +172,15 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
               # Percent-encoded: a label holding ' -->' cannot end the hidden comment.
               SERIES_MARK.format(quote(series, safe='/')), STATE_MARK.format(json.dumps(state, sort_keys=True))]
     return "\n".join(lines) + "\n"
+
+
+def _origin_lines(r: Row) -> list[str]:
+    """Whose change it is (bench.analyse.triangulate) and where bisect looks."""
+    if r.origin is None:
+        return []
+    where = ("Keras commits" if r.origin.bisect_keras() else
+             "not Keras's commits: the device changed (bench bisect stops here)")
+    return [f"- whose change: {escape(r.origin.text())}", f"- bisect searches: {where}"]
 
 
 def _x(level: float, better: str) -> float:

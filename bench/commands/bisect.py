@@ -13,7 +13,10 @@ any) -> compute (a same-machine A/B of each probed commit against good,
 bad first: 64 commits take 7 probes) -> write (the result on stdout and as a
 JSON record, --out; the state after every probe, --state, so rerunning the
 same command after an interruption resumes). When bad is not slower beyond
-the noise it says so and names no culprit.
+the noise it says so and names no culprit. With --data, when the change
+between --good and --bad is a device's (bench.analyse.triangulate: every
+backend on that device moved, the other devices held) it says so and
+searches nothing: no Keras commit caused it.
 """
 
 from __future__ import annotations
@@ -67,8 +70,15 @@ def run_bisect(args, make_probe) -> int:
     except ValueError as e:  # BisectError and the rest reach the CLI's one handler
         raise UsageError(f"--series: {e}") from None
     work = Path(args.work)
-    repo = keras_git.open_repo(args.keras_repo, work / "clones")
     nightlies = _nightlies(args.data, key) if args.data else None
+    origin = _origin(args, key, nightlies)
+    if origin is not None and not origin.bisect_keras():
+        # A device's change (bench.analyse.triangulate): no Keras commit caused it.
+        print(f"{args.series}: {origin.text()}: the device changed, not Keras; no Keras commits to search")
+        return 0
+    if origin is not None:
+        print(f"bench bisect: whose change: {origin.text()}", file=sys.stderr)
+    repo = keras_git.open_repo(args.keras_repo, work / "clones")
     good = _commit(repo, "--good", args.good, nightlies, args)
     bad = _commit(repo, "--bad", args.bad, nightlies, args)
     commits = keras_git.commits_between(repo, good, bad)
@@ -111,6 +121,25 @@ def _nightlies(data: str, key) -> dict:
         if p.keras_version:
             out.setdefault(p.keras_version, p)
     return out
+
+
+def _origin(args, key, nightlies):
+    """Whose change the series' change is, when --good and --bad are nightlies
+    of --data that bracket its first night; else None (nothing to narrow)."""
+    from bench.analyse.series import all_series
+    from bench.analyse.trends import assess
+    from bench.analyse.triangulate import triangulate
+    from bench.records.history import load_history
+
+    if not nightlies or args.good not in nightlies or args.bad not in nightlies:
+        return None
+    series = all_series(load_history(args.data, warn=sys.stderr).records)
+    newest = max(s.last_seen for s in series.values())
+    trends = config.load(args.config).trends
+    origin = triangulate(series, {k: assess(s, newest, trends) for k, s in series.items()}).get(key)
+    if origin is None or not nightlies[args.good].day < origin.night <= nightlies[args.bad].day:
+        return None
+    return origin
 
 
 def _commit(repo, flag: str, value: str, nightlies, args) -> str:

@@ -45,4 +45,22 @@ def main(args) -> int:
     s = series[key]
     newest = max(x.last_seen for x in series.values())
     sys.stdout.write(render_nights(s, assess(s, newest, cfg.trends), cfg.trends))
+    sys.stdout.write(_origin(series, key, newest, cfg.trends, args.data))
     return 0
+
+
+def _origin(series, key, newest, trends, data) -> str:
+    """Whose change it is, against the same night's other cells, and its triage mark."""
+    from bench.analyse.trends import assess
+    from bench.analyse.triage import mark_of
+    from bench.analyse.triangulate import triangulate
+    from bench.present.escape import plain
+    from bench.present.origin import mark_text
+    from bench.records import triage
+
+    assessed = {k: assess(s, newest, trends) for k, s in series.items()}
+    origin = triangulate(series, assessed).get(key)
+    mark = mark_of(series[key], assessed[key], triage.load(data, warn=sys.stderr))
+    lines = [f"whose change: {plain(origin.text())}"] if origin is not None else []
+    lines += [f"triage: {plain(mark_text(mark))}"] if mark is not None else []
+    return "".join(line + "\n" for line in lines)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bench.analyse import host
 from bench.present.escape import markdown as escape
 from bench.present.format import DASH, format_delta, format_value
+from bench.present.origin import mark_note, origin_note
 from bench.present.table import Row, back_at_level, sort_rows, summary
 
 HEADER = ("BACKEND↑", "DEVICE", "MODEL", "MODE", "LATEST", "Δ PREV", "TREND", "RUNS", "STATUS", "NOTE")
@@ -78,7 +79,8 @@ def note(r: Row) -> str:
     the host did on the nights it speaks of (bench.analyse.host)."""
     text = _why(r)
     words = host.describe(r.host)
-    return f"{text}; {words}" if text and words else text
+    text = f"{text}; {words}" if text and words else text
+    return "; ".join(t for t in (text, origin_note(r), mark_note(r)) if t)
 
 
 def _why(r: Row) -> str:

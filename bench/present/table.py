@@ -6,6 +6,7 @@ markdown, HTML and JSON outputs all say the same thing.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from typing import Any, Mapping
@@ -15,7 +16,10 @@ from bench.records.record import format_time
 from bench.analyse import host
 from bench.analyse.series import Failure, Series, SeriesKey
 from bench.analyse.trends import BASELINE, STATUSES, Change, assess, band, delta_prev, watched
+from bench.analyse.triage import triaged
+from bench.analyse.triangulate import Origin, triangulate
 from bench.analyse.window import Window, change_window
+from bench.records.triage import Mark
 from bench.present.format import sparkline
 
 
@@ -31,7 +35,9 @@ class Row:
     from; delta_off: 'worse' | 'better' when Δ PREV is beyond the series'
     noise band (in the series' direction), None when within it; host: how
     much slower the host ran on the nights the note speaks of than before
-    (bench.analyse.host.shift; None when unknown or not spoken of)."""
+    (bench.analyse.host.shift; None when unknown or not spoken of); origin:
+    whose change it is (bench.analyse.triangulate; Regressed/Faster); mark:
+    a maintainer's triage mark on the change (bench.analyse.triage)."""
 
     backend: str
     device: str
@@ -51,6 +57,8 @@ class Row:
     watch: tuple[float, float] | None = None
     delta_off: str | None = None
     host: float | None = None
+    origin: Origin | None = None
+    mark: Mark | None = None
 
     def __post_init__(self):
         if self.delta_off not in (None, "worse", "better"):
@@ -67,15 +75,18 @@ class Row:
         return (self.backend, self.device, self.model, self.mode)
 
 
-def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
-    """Assess every series against the newest run anywhere in the data."""
+def build_rows(series: Mapping[SeriesKey, Series], trends: Trends, marks: tuple[Mark, ...] = ()) -> list[Row]:
+    """Assess every series against the newest run anywhere in the data; each
+    change is triangulated against the others and read with its triage mark."""
     if not series:
         return []
     newest_run = max(s.last_seen for s in series.values())
+    assessed = {key: assess(s, newest_run, trends) for key, s in series.items()}
+    origins = triangulate(series, assessed)
     rows = []
     for key in sorted(series):
         s = series[key]
-        a = assess(s, newest_run, trends)
+        a, mark = triaged(s, assessed[key], marks)
         values = s.values()
         off = _delta_off(values, s.better, band(a.noise, trends))
         rows.append(Row(
@@ -88,6 +99,7 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
             window=change_window(s, a.change),
             watch=watched(values, trends) if a.status == "Watch" else None,
             delta_off=off, host=_host_shift(s, a, values, off),
+            origin=origins.get(key) if a.change is not None else None, mark=mark,
         ))
     return rows
 
@@ -187,4 +199,6 @@ def _row_json(r: Row) -> dict[str, Any]:
         "window": r.window.to_json() if r.window is not None else None,
         "watch": {"level": r.watch[0], "relative": r.watch[1]} if r.watch is not None else None,
         "delta_off": r.delta_off, "host": r.host,
+        "origin": r.origin.to_json() if r.origin is not None else None,
+        "mark": dataclasses.asdict(r.mark) if r.mark is not None else None,
     }
