@@ -262,7 +262,7 @@ def issues(method: str, parts: list[str], stdin: str, query: str) -> int:
         want = {k: unquote(v) for k, v in (kv.split("=", 1) for kv in query.split("&") if "=" in kv)}
         for f in sorted(folder.glob("*.json"), key=lambda f: int(f.stem)):
             it = json.loads(f.read_text())
-            if it["state"] == want.get("state", "open") and (
+            if want.get("state", "open") in (it["state"], "all") and (
                     "labels" not in want or want["labels"] in [lb["name"] for lb in it["labels"]]) and (
                     "creator" not in want or want["creator"] == it.get("user", {}).get("login")):
                 print(json.dumps([it]))

@@ -25,6 +25,7 @@ from statistics import median
 
 from bench import config
 from bench.errors import UsageError
+from bench.records import triage
 from bench.records.history import load_history
 
 
@@ -46,7 +47,8 @@ def main(args) -> int:
     if "/" not in repo.strip("/"):
         raise UsageError(f"--repo {repo!r}; expected OWNER/NAME (or $GITHUB_REPOSITORY)")
     cfg = config.load(args.config)
-    series, rows = compute(load_history(args.data, warn=sys.stderr).records, cfg.trends)
+    series, rows = compute(load_history(args.data, warn=sys.stderr).records, cfg.trends,
+                           triage.load(args.data, warn=sys.stderr))
     recent = {"/".join(k): median(s.values()[-cfg.trends.confirm:]) for k, s in series.items() if s.points}
     try:
         open_issues = issues.list_open(repo, args.author or issues.BOT)

@@ -25,6 +25,7 @@ from pathlib import Path
 from bench.records import atomic
 
 from bench import config
+from bench.records import triage
 from bench.records.history import load_history, paused_gc
 from bench.analyse.trends import STATUSES
 from bench.errors import UsageError
@@ -59,7 +60,7 @@ def main(args) -> int:
     cfg = config.load(args.config)
     history = load_history(args.data, warn=sys.stderr)  # today's stderr, not import time's
     with paused_gc():
-        series, rows = compute(history.records, cfg.trends)
+        series, rows = compute(history.records, cfg.trends, triage.load(args.data, warn=sys.stderr))
     from bench.present.table import sort_rows
     rows = sort_rows(rows, args.sort)
     _summary(args.data, len(history.records), len(history.problems))
@@ -99,12 +100,12 @@ def _outputs_inside_data(args) -> str | None:
     return None
 
 
-def compute(records, trends):
+def compute(records, trends, marks=()):
     from bench.present.table import build_rows
     from bench.analyse.series import table_series
 
     series = table_series(records)  # headline series, and their ratio to a reference build where run
-    return series, build_rows(series, trends)
+    return series, build_rows(series, trends, marks)  # marks: bench.records.triage (docs/triage.md)
 
 
 def render(rows, fmt: str, by: str = "status") -> str:

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 from bench import config
+from bench.records import triage
 from bench.records.history import load_history
 from bench.records.record import parse_time, utc_now
 from bench.present.table import build_rows
@@ -40,7 +41,7 @@ def main(args) -> int:
     _refuse_overlap(data, out)
     history = load_history(data)
     series = all_series(history.records)  # headline and metric series (latency p99, memory, energy)
-    rows = build_rows(series, cfg.trends)
+    rows = build_rows(series, cfg.trends, triage.load(data, warn=sys.stderr))
     index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
                        template=args.template, repository=args.repository,
                        warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))
