@@ -10,7 +10,8 @@ backend's path and another device's machine). The label of each checked
 series is the set of kinds whose change touched it, nothing else: this file
 shares no code or constant with the classifier.
 
-  .venv/bin/python tests/triangulate_cases.py [N]   # the right-rate per class
+  PYTHONPATH=. .venv/bin/python tests/triangulate_cases.py [N [FIRST]]   # the right-rate per class
+                                                  # on seeds FIRST..FIRST+N-1
 """
 
 from __future__ import annotations
@@ -126,10 +127,11 @@ if __name__ == "__main__":
     from bench.config import load
 
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100
+    first = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     t = load().trends
     for kind in CLASSES:
         right = 0
-        for seed in range(n):
+        for seed in range(first, first + n):
             case = build(kind, seed)
             assessed = {k: assess(s, newest(case), t) for k, s in case.series.items()}
             origins = triangulate(case.series, assessed)

@@ -14,7 +14,8 @@ called, never changed). A control cell *moved* when its median level from
 that night on shifted the same way, clearly beyond its own noise and by at
 least a quarter of the series' own step; it *held* when it did not shift
 clearly; a cell that clearly moved the other way is no control (another
-change hit it that night). Not the controls' own status: a control whose change is
+change hit it that night), nor is a held cell whose backend or device moved
+the other way everywhere else (two opposite changes may cancel in it). Not the controls' own status: a control whose change is
 just below its own bar, or dated a night apart, still moved with the rest.
 A cell without nights on both sides is not a control.
 
@@ -173,10 +174,21 @@ def _cells(key: SeriesKey, night: date, step: float, series) -> dict[tuple[str, 
         elif (shift := _shift(s, night)) is not None:
             x, se = shift
             clear = abs(x) >= max(SHARE * abs(step), Z * se)
-            if clear and x * step < 0:
-                continue  # moved the other way: another change hit it that night; not a control
-            out[k[:2]] = clear
-    return out
+            out[k[:2]] = None if clear and x * step < 0 else clear
+    return _controls(out)
+
+
+def _controls(cells: dict) -> dict[tuple[str, str], bool]:
+    """The cells that are controls: not those that moved the other way (another
+    change hit them that night, value None), nor a held cell on a line whose
+    other cells all moved the other way (that line had its own change, which
+    may have cancelled this one in this cell)."""
+    def other_way(axis: int, name: str, but: tuple[str, str]) -> bool:
+        rest = [m for c, m in cells.items() if c[axis] == name and c != but]
+        return len(rest) >= 2 and sum(m is None for m in rest) >= EVERY * len(rest)
+
+    return {c: m for c, m in cells.items()
+            if m is not None and (m or not (other_way(0, c[0], c) or other_way(1, c[1], c)))}
 
 
 def _shift(s: Series, night: date) -> tuple[float, float] | None:
