@@ -5,33 +5,17 @@ show the mark on that change, and an invalid change stops counting toward
 Regressed."""
 
 import json
-import os
 from datetime import timedelta
 
 import pytest
 
 from bench import cli
 from bench.records import triage
-from tests.helpers import T0, fake_gh, make_record, ok, write_data
+from tests.helpers import T0, write_data
+from tests.test_alert import STEP, gh, recs  # noqa: F401  (gh: the fake-gh fixture, shared)
 
-FLAT = [1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4
-STEP = FLAT + [850.0, 855.0, 848.0, 852.0, 849.0]
 SERIES = "jax/local-cpu/b/train"
 NIGHT = (T0 + timedelta(days=20)).date().isoformat()
-
-
-def recs(model, values):
-    return [make_record([ok(model, "train", v)], started_at=T0 + timedelta(days=i), run_id=f"{model}{i}",
-                        keras_version=f"3.14.0.dev{(T0 + timedelta(days=i)):%Y%m%d}01")
-            for i, v in enumerate(values)]
-
-
-@pytest.fixture
-def gh(tmp_path, monkeypatch):
-    root, bindir = fake_gh(tmp_path)
-    monkeypatch.setenv("FAKE_GH_ROOT", str(root))
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    return root
 
 
 @pytest.fixture

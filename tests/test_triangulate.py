@@ -117,7 +117,7 @@ def test_the_class_shows_in_the_note_the_site_data_and_the_alert(device_change):
 
 def test_bench_show_names_the_class(device_change, capsys):
     assert cli.main(["show", "torch/gpu-a/mlp/predict", "--data", str(device_change)]) == 0
-    assert "whose change: device gpu-a: 1 of 5 cells moved" in capsys.readouterr().out
+    assert "whose change: device gpu-a: 1 of 5 other cells moved" in capsys.readouterr().out
 
 
 def test_bisect_searches_no_keras_commit_for_a_device_change(device_change, tmp_path, capsys):

@@ -8,16 +8,16 @@ the other cells of that night are the controls of a change:
   - the other models and modes of the same cell.
 
 Within one slice (a model and a mode: the same workload and metric), a cell
-is (backend, device). The series itself
-is Regressed or Faster by the status rule (bench.analyse.trends.assess,
-called, never changed). A control cell *moved* when its median level from
-that night on shifted the same way, clearly beyond its own noise and by at
-least a quarter of the series' own step; it *held* when it did not shift
-clearly; a cell that clearly moved the other way is no control (another
-change hit it that night), nor is a held cell whose backend or device moved
-the other way everywhere else (two opposite changes may cancel in it). Not the controls' own status: a control whose change is
-just below its own bar, or dated a night apart, still moved with the rest.
-A cell without nights on both sides is not a control.
+is (backend, device). The series itself is Regressed or Faster by the
+status rule (bench.analyse.trends.assess, called, never changed). A control
+cell *moved* when its median level from that night on shifted the same way,
+clearly beyond its own noise and by at least a quarter of the series' own
+step; it *held* when it did not shift clearly. Not the controls' own
+status: a control whose change is just below its own bar, or dated a night
+apart, still moved with the rest. No control: a cell without nights on both
+sides; a cell that clearly moved the other way (another change hit it that
+night); a held cell whose backend or device moved the other way everywhere
+else (two opposite changes may cancel in it).
 
 Class, first that applies:
   keras    most backends move on most of their devices, and most devices
@@ -119,7 +119,8 @@ class Origin:
     def text(self) -> str:
         """The label and its evidence, one line."""
         n = len(self.moved) + len(self.held)
-        parts = [f"{self.label()}: {len(self.moved)} of {n} cells moved the same way on {self.night.isoformat()}"]
+        parts = [f"{self.label()}: {len(self.moved)} of {n} other cells moved the same way "
+                 f"on {self.night.isoformat()}"]
         if "backend" in self.kinds:
             parts.append(f"{self.backend} " + (", ".join(self.versions) if self.versions else "unchanged, only Keras"))
         if "device" in self.kinds and self.machine:
@@ -149,7 +150,8 @@ def triangulate(series: Mapping[SeriesKey, Series], assessed: Mapping[SeriesKey,
     """An Origin for every series whose assessment is Regressed or Faster and
     that has at least one control cell (alone in its slice, nothing can be told)."""
     changes = {k: c for k in series if (c := _change(series[k], assessed.get(k))) is not None}
-    out = {k: _classify(k, night, step, series, changes) for k, (night, step) in changes.items()}
+    shifts: dict = {}  # (key, night) -> _shift: a Keras change asks every cell the same question
+    out = {k: _classify(k, night, step, series, changes, shifts) for k, (night, step) in changes.items()}
     return {k: o for k, o in out.items() if o.moved or o.held}
 
 
@@ -163,7 +165,7 @@ def _change(s: Series, a: Assessment | None) -> tuple[date, float] | None:
     return s.points[a.change.index].day, -x if s.better == "smaller" else x
 
 
-def _cells(key: SeriesKey, night: date, step: float, series) -> dict[tuple[str, str], bool]:
+def _cells(key: SeriesKey, night: date, step: float, series, shifts: dict) -> dict[tuple[str, str], bool]:
     """{(backend, device): moved} of the slice of `key` with nights on both sides of `night`."""
     out = {}
     for k, s in series.items():
@@ -171,8 +173,11 @@ def _cells(key: SeriesKey, night: date, step: float, series) -> dict[tuple[str, 
             continue
         if k == key:
             out[k[:2]] = True  # the series itself moved, by its status
-        elif (shift := _shift(s, night)) is not None:
-            x, se = shift
+            continue
+        if (k, night) not in shifts:
+            shifts[(k, night)] = _shift(s, night)
+        if shifts[(k, night)] is not None:
+            x, se = shifts[(k, night)]
             clear = abs(x) >= max(SHARE * abs(step), Z * se)
             out[k[:2]] = None if clear and x * step < 0 else clear
     return _controls(out)
@@ -204,8 +209,8 @@ def _shift(s: Series, night: date) -> tuple[float, float] | None:
     return median(after) - level, MEDIAN_SE * sigma * math.sqrt(1 / len(after) + 1 / len(before))
 
 
-def _classify(key: SeriesKey, night: date, step: float, series, changes) -> Origin:
-    cells = _cells(key, night, step, series)
+def _classify(key: SeriesKey, night: date, step: float, series, changes, shifts: dict) -> Origin:
+    cells = _cells(key, night, step, series, shifts)
     backend, device = key[0], key[1]
     kinds = _kinds(backend, device, cells)
     s = series[key]
@@ -277,5 +282,6 @@ def _versions(before: Point, after: Point) -> tuple[str, ...]:
 
 def _machine(before: Point, after: Point) -> tuple[str, ...]:
     """'field old → new' for each machine field (MACHINE) that differs across the window."""
-    return tuple(f"{f} {old or '—'} → {new or '—'}" for f, old, new in envsummary.changes(before.state, after.state)
+    changed = envsummary.changes(before.state, after.state)
+    return tuple(f"{f} {old or '—'} → {new or '—'}" for f, old, new in changed
                  if f in MACHINE)

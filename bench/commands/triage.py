@@ -21,7 +21,8 @@ from bench.errors import UsageError
 
 def add_arguments(parser):
     parser.add_argument("--data", required=True, metavar="DIR", help="a data-branch checkout (holding runs/)")
-    parser.add_argument("--repo", metavar="OWNER/NAME", help="where the alert issues live (default: $GITHUB_REPOSITORY)")
+    parser.add_argument("--repo", metavar="OWNER/NAME",
+                        help="where the alert issues live (default: $GITHUB_REPOSITORY)")
     parser.add_argument("--author", metavar="LOGIN", default=None,
                         help="who opens the alert issues (default github-actions[bot])")
 
