@@ -59,7 +59,10 @@ def test_an_acknowledged_change_keeps_its_status_and_shows_the_link(alerted, gh,
     label(gh, 1, "acknowledged")
     (gh / "comments").mkdir(exist_ok=True)
     (gh / "comments" / "1.json").write_text(json.dumps([
-        {"id": 1, "body": "Expected: see https://github.com/keras-team/keras/pull/123.", "user": {"login": "dev"}},
+        {"id": 1, "body": "Expected: see https://github.com/keras-team/keras/pull/123.", "user": {"login": "dev"},
+         "author_association": "MEMBER"},
+        {"id": 2, "body": "Not so: https://evil.example/x", "user": {"login": "someone"},
+         "author_association": "NONE"},  # newer, but not a maintainer's: its link is not shown
     ]))
     assert cli.main(["triage", "--data", str(alerted), "--repo", "o/r"]) == 0
     row = json.loads(report(alerted, capsys, "json"))[0]

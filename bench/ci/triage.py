@@ -8,7 +8,7 @@ change's night from its hidden state (bench/ci/alert.py). An issue with more
 than one of the labels counts by MARKS's order (acknowledged, invalid,
 fixed): the first named wins, so a later, stronger label is added by
 removing the weaker. For `acknowledged`, the link is the first URL in the
-newest comment by anyone but the bot.
+newest comment by a maintainer (owner, member or collaborator; not the bot).
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ from bench.ci.alert import parse_issue
 from bench.ci.issues import BOT, _pages, gh
 from bench.records.triage import MARKS, Mark
 
+# Who may give the link: anyone can comment on a public issue, and the link
+# shows in the README and on the dashboard (GitHub's author_association).
+MAINTAINERS = ("OWNER", "MEMBER", "COLLABORATOR")
 _URL = re.compile(r"https?://[^\s<>()\[\]\"']+")
 
 
@@ -50,7 +53,8 @@ def read_marks(repo: str, author: str = BOT, warn: TextIO | None = None) -> list
 def _link(repo: str, number: int, author: str) -> str | None:
     comments = _pages(gh([f"repos/{repo}/issues/{number}/comments?per_page=100", "--paginate"]))
     for c in reversed(comments):
-        if isinstance(c, dict) and (c.get("user") or {}).get("login") != author:
+        if (isinstance(c, dict) and (c.get("user") or {}).get("login") != author
+                and c.get("author_association") in MAINTAINERS):
             found = _URL.search(c.get("body") or "")
             if found:
                 return found.group(0).rstrip(".,;:")
