@@ -121,6 +121,14 @@ def newest(case: Case) -> datetime:
     return max(s.last_seen for s in case.series.values())
 
 
+def judge(case: Case, origins: dict, assessed: dict) -> tuple[bool, bool]:
+    """(every checked series was called Regressed/Faster by the status rule,
+    every called one got exactly the kinds it was built with)."""
+    called = [k for k in case.truth if assessed[k].status in ("Regressed", "Faster")]
+    return (len(called) == len(case.truth),
+            all(k in origins and origins[k].kinds == case.truth[k] for k in called))
+
+
 if __name__ == "__main__":
     from bench.analyse.trends import assess
     from bench.analyse.triangulate import triangulate
@@ -130,10 +138,13 @@ if __name__ == "__main__":
     first = int(sys.argv[2]) if len(sys.argv) > 2 else 0
     t = load().trends
     for kind in CLASSES:
-        right = 0
+        both = called = right = 0
         for seed in range(first, first + n):
             case = build(kind, seed)
             assessed = {k: assess(s, newest(case), t) for k, s in case.series.items()}
-            origins = triangulate(case.series, assessed)
-            right += all(k in origins and origins[k].kinds == want for k, want in case.truth.items())
-        print(f"{kind:8s} {right}/{n} right ({right / n:.0%})")
+            all_called, all_right = judge(case, triangulate(case.series, assessed), assessed)
+            both += all_called and all_right
+            called += all_called
+            right += all_called and all_right
+        print(f"{kind:8s} end to end {both}/{n} ({both / n:.0%}); "
+              f"of the {called} the status rule called, {right} right ({right / max(called, 1):.0%})")
