@@ -16,7 +16,7 @@
 #                        has (the local rehearsal, scripts/local-nightly.sh)
 #
 # Exit status: 0 when everything installed; 1 when a step failed (the log says
-# which -- venv, harness (bench's own requirements), backend, plugins -- with
+# which -- venv, harness (bench's own requirements), backend, keras, plugins -- with
 # the last lines of its output; `bench run --install-log`, or when bench itself
 # is missing scripts/install-failure.py, then records every benchmark as
 # failed/install); 2 for bad inputs. bash 3.2 (macOS) safe: no mapfile, and
@@ -119,8 +119,13 @@ elif ! "$python" -m venv --clear "$venv" > "$work/venv.out" 2>&1; then
 else
   # Without bench's own requirements bench cannot run: run-bench.sh then
   # writes the install-failure record (scripts/install-failure.py) instead.
+  # The backend and Keras in pip calls of their own: a backend's install may
+  # name its own index (--index-url replaces PyPI for the whole call, and
+  # keras-nightly is only on PyPI). The backend first, so that Keras's files
+  # win over a stable keras that a backend may pull in.
   step harness ${harness_args[@]+"${harness_args[@]}"} \
-    && step backend "$keras_spec" ${backend_args[@]+"${backend_args[@]}"} \
+    && { [[ ${#backend_args[@]} -eq 0 ]] || step backend "${backend_args[@]}"; } \
+    && step keras "$keras_spec" \
     && { [[ ${#plugin_args[@]} -eq 0 ]] || step plugins --no-deps "${plugin_args[@]}"; } \
     || true
 fi

@@ -116,14 +116,16 @@ def _install(env, **extra):
     return _run(["bash", SCRIPTS / "install-backend.sh"], env={**env, **extra})
 
 
-def test_install_backend_installs_harness_then_keras_and_backend_then_plugins_without_deps(fake_python):
+def test_install_backend_installs_harness_then_backend_then_keras_then_plugins_without_deps(fake_python):
     env, pip_log = fake_python
     out = _install(env, BENCH_INSTALL="'jax[cpu]' --index-url https://example.org/simple",
                    BENCH_PLUGINS="'keras-mlx @ git+https://github.com/keras-team/keras-mlx@main'")
     assert out.returncode == 0, out.stderr
-    harness, backend, plugins = pip_log.read_text().splitlines()
+    harness, backend, keras, plugins = pip_log.read_text().splitlines()
     assert "jsonschema" in harness and "scikit-learn" in harness and "keras" not in harness
-    assert backend == "install --disable-pip-version-check keras-nightly jax[cpu] --index-url https://example.org/simple"
+    # The backend's own index is never asked for keras-nightly (it is only on PyPI).
+    assert backend == "install --disable-pip-version-check jax[cpu] --index-url https://example.org/simple"
+    assert keras == "install --disable-pip-version-check keras-nightly"
     assert plugins == ("install --disable-pip-version-check --no-deps "
                        "keras-mlx @ git+https://github.com/keras-team/keras-mlx@main")
     log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
@@ -140,7 +142,7 @@ def test_install_backend_failure_is_logged_with_pips_words_and_exit_1(fake_pytho
     out = _install(env, BENCH_INSTALL="broken-backend", BENCH_PLUGINS="keras-openvino")
     assert out.returncode == 1
     assert "::error title=install failed::step 'backend' failed" in out.stdout
-    assert len(pip_log.read_text().splitlines()) == 2  # harness, backend; no plugins after a failure
+    assert len(pip_log.read_text().splitlines()) == 2  # harness, backend; no keras or plugins after a failure
     log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
     assert log["ok"] is False and log["failed_step"] == "backend"
     assert "No matching distribution found for broken-backend" in log["error"]
@@ -149,15 +151,37 @@ def test_install_backend_failure_is_logged_with_pips_words_and_exit_1(fake_pytho
 def test_install_backend_keras_version_and_git_ref(fake_python):
     env, pip_log = fake_python
     assert _install(env, BENCH_KERAS_VERSION="3.14.0.dev2026120203").returncode == 0
-    assert pip_log.read_text().splitlines()[1].endswith(" keras-nightly==3.14.0.dev2026120203")
+    assert pip_log.read_text().splitlines()[-1].endswith(" keras-nightly==3.14.0.dev2026120203")
     assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "pinned"
     pip_log.unlink()
     assert _install(env, BENCH_KERAS_REF="v3.13.0").returncode == 0
-    assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+https://github.com/keras-team/keras.git@v3.13.0")
+    assert pip_log.read_text().splitlines()[-1].endswith(" keras @ git+https://github.com/keras-team/keras.git@v3.13.0")
     assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "git"
     pip_log.unlink()  # bench bisect --keras-repo: a clone of Keras, as a file:/// URL
     assert _install(env, BENCH_KERAS_REF="abc123", BENCH_KERAS_REPO="file:///srv/keras").returncode == 0
-    assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+file:///srv/keras@abc123")
+    assert pip_log.read_text().splitlines()[-1].endswith(" keras @ git+file:///srv/keras@abc123")
+
+
+@pytest.mark.parametrize("config_path", [ROOT / "benchmarks.yaml", ROOT / "tests" / "fixtures" / "benchmarks.yaml"],
+                         ids=["shipped", "tests"])
+def test_no_device_looks_up_keras_on_a_backend_only_index(fake_python, config_path):
+    # Every matrix entry, as the nightly job installs it: a pip call that names
+    # its own index (--index-url, -i) must not ask it for Keras, which is only on PyPI.
+    env, pip_log = fake_python
+    matrix = _run([sys.executable, "-m", "bench", "--config", str(config_path), "matrix", "--include-local",
+                   "--actionlint", str(ROOT / ".github" / "actionlint.yaml")], cwd=ROOT, check=True)
+    entries = json.loads(matrix.stdout)["include"]
+    assert any("--index-url" in e["install"] for e in entries) or config_path.parent.name == "fixtures"
+    for entry in entries + [{"device": "made-up", "install": "torch --index-url https://download.pytorch.org/whl/cu128",
+                             "plugins": ""}]:
+        pip_log.unlink(missing_ok=True)
+        out = _install(env, BENCH_INSTALL=entry["install"], BENCH_PLUGINS=entry["plugins"])
+        assert out.returncode == 0, out.stderr
+        for call in pip_log.read_text().splitlines():
+            args = call.split()
+            if "--index-url" in args or "-i" in args:
+                assert not any(a.startswith("keras") for a in args), f"{entry['device']}: {call}"
+        assert "install --disable-pip-version-check keras-nightly" in pip_log.read_text().splitlines()
 
 
 @pytest.mark.parametrize("extra, message", [
