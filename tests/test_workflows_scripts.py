@@ -912,3 +912,42 @@ def test_the_record_carries_the_git_commit_the_install_resolved():
     nightly = capture(versions={}, children=[], accelerator="cpu", keras_source=None,
                       install_log={"ok": True, "keras_commit": None}, device_env={}, environ={}, host={})
     assert nightly["keras_source"] == "nightly" and "keras_commit" not in nightly
+
+
+# --- checkout-data.sh -----------------------------------------------------
+
+def _bare_remote(tmp_path, branch=None):
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    if branch:
+        work = tmp_path / "work"
+        subprocess.run(["git", "init", "--quiet", "-b", branch, str(work)], check=True)
+        (work / "runs").mkdir()
+        (work / "runs" / "r.json").write_text("{}\n")
+        git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "--quiet", "-m", "records"], check=True)
+        subprocess.run(git + ["push", "--quiet", str(remote), f"HEAD:refs/heads/{branch}"], check=True)
+    return remote
+
+
+def test_checkout_data_clones_the_branch(tmp_path):  # git ls-remote exit 0
+    remote = _bare_remote(tmp_path, "gh-pages")
+    out = _run(["bash", SCRIPTS / "checkout-data.sh", str(tmp_path / "data")], env={"DATA_REPO": str(remote)})
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "data" / "runs" / "r.json").is_file()
+
+
+def test_checkout_data_without_the_branch_is_an_empty_history(tmp_path):  # exit 2
+    remote = _bare_remote(tmp_path)
+    out = _run(["bash", SCRIPTS / "checkout-data.sh", str(tmp_path / "data")], env={"DATA_REPO": str(remote)})
+    assert out.returncode == 0, out.stderr
+    assert "no branch 'gh-pages'" in out.stderr and list((tmp_path / "data").iterdir()) == []
+
+
+def test_checkout_data_fails_when_the_remote_cannot_be_read(tmp_path):  # exit 128: unreachable, auth
+    out = _run(["bash", SCRIPTS / "checkout-data.sh", str(tmp_path / "data")],
+               env={"DATA_REPO": str(tmp_path / "gone.git")})
+    assert out.returncode == 1
+    assert "git ls-remote exit 128" in out.stderr and "::error title=data branch unreachable::" in out.stdout
+    assert not (tmp_path / "data").exists()  # nothing for the site or the README to read as "no data"
