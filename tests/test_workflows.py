@@ -429,6 +429,9 @@ def test_publish_refuses_a_non_default_branch_and_collects_only_nightly_runs():
                   "github.event.workflow_run.event == 'workflow_dispatch'",
                   "github.event.workflow_run.head_branch == github.event.repository.default_branch"):
         assert check in gate
+    # The run that triggered it is collected however old (a rerun may come 30 days later).
+    (collect,) = [s for s in steps if "collect-artifacts.sh" in s.get("run", "")]
+    assert collect["env"]["TRIGGER_RUN_ID"] == "${{ github.event.workflow_run.id }}"
 
 
 def test_keras_ref_runs_the_ab_self_hosted_and_comments_from_github_hosted():

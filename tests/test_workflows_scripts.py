@@ -457,6 +457,28 @@ def test_collect_downloads_one_run_or_sweeps_recent_runs(gh, tmp_path):
     assert listed[2].startswith(f"repos/{REPO}/actions/workflows/nightly.yml/runs?created=%3E%3D20")
 
 
+def test_a_sweep_also_takes_the_triggering_run_however_old(gh, tmp_path):
+    # A rerun of a 20-day-old nightly completes and starts publish: its run is
+    # outside the 3-day sweep, and must be collected all the same.
+    root, env = gh
+    old = make_record([ok("mlp", "predict", 1.0)], run_id="31")
+    _artifact(root, 31, "record-31-2-rtx-5070-ti-jax", [old])
+    (root / "runs" / "31.json").write_text(json.dumps({"created_at": "2026-01-02T02:17:00Z", "run_attempt": 2}))
+    _artifact(root, 32, "record-32-1-apple-m4-mlx", [make_record([ok("mlp", "predict", 2.0)], run_id="32")])
+    plain = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "plain")], env=env)
+    assert plain.returncode == 0 and plain.stdout.strip() == "1", plain.stderr  # the sweep alone misses run 31
+    out = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "all")], env={**env, "TRIGGER_RUN_ID": "31"})
+    assert out.returncode == 0, out.stderr
+    assert _records_below(tmp_path / "all") == ["31/record-31-2-rtx-5070-ti-jax/jax--local-cpu--31-1.json",
+                                                "32/record-32-1-apple-m4-mlx/jax--local-cpu--32-1.json"]
+    assert json.loads((tmp_path / "all" / "provenance.json").read_text())["artifacts"]["31"]["run_attempt"] == 2
+    again = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "again")],
+                 env={**env, "TRIGGER_RUN_ID": "32"})  # already in the sweep: listed once
+    assert again.stdout.strip() == "1" and "older than the sweep" not in again.stderr
+    bad = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "x")], env={**env, "TRIGGER_RUN_ID": "1;x"})
+    assert bad.returncode == 2 and "TRIGGER_RUN_ID is '1;x'" in bad.stderr
+
+
 def test_collect_refuses_a_run_id_that_is_not_a_number(gh, tmp_path):
     _, env = gh
     out = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "x")], env={**env, "RUN_ID": "1 2"})
