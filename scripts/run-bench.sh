@@ -14,7 +14,7 @@
 #   BENCH_KERAS_REF              set when a keras git ref was installed, BENCH_KERAS_VERSION
 #                                when a pinned nightly was: the record says keras_source
 #                                git / pinned and never becomes a point
-#   BENCH_NIGHT                  the night the run is for (run.night; scripts/night.py)
+#   BENCH_NIGHT                  the night the run is for (run.night; `bench night`)
 #   BENCH_REFERENCE              the device's reference build (matrix.reference, nightly.yml
 #                                only), and BENCH_REFERENCE_VENV the virtual environment
 #                                install-reference.sh made for it (default .bench-reference-venv):

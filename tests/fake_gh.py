@@ -154,10 +154,11 @@ def api(args: list[str], stdin: str) -> int:
     if method == "GET" and len(parts) == 3 and jq == ".default_branch":
         print("main")
         return 0
-    if method == "GET" and parts[3:5] == ["actions", "runs"] and len(parts) == 6 and jq == RUN_FIELDS:
+    if method == "GET" and parts[3:5] == ["actions", "runs"] and len(parts) == 6 and jq in (RUN_FIELDS, ".created_at"):
         if not (ROOT / "runs" / parts[5]).is_dir():
             return fail("HTTP 404: Not Found")
-        print(_tsv(_run_fields(parts[5])))
+        run = _run_fields(parts[5])
+        print(_tsv(run) if jq == RUN_FIELDS else run["created_at"])
         return 0
     if (method == "GET" and parts[3:5] == ["actions", "workflows"] and parts[6:] == ["runs"]
             and jq == f".workflow_runs[] | {RUN_FIELDS}"):

@@ -195,7 +195,7 @@ def test_one_nightly_end_to_end(world):
 # ---------------------------------------------------------------------------
 # Issue 12's rehearsals. The device jobs below stand in for the measurement
 # with made-up results: their run block comes from bench's own run_info (the
-# GitHub variables and BENCH_NIGHT from scripts/night.py, as nightly.yml's
+# GitHub variables and BENCH_NIGHT from `bench night`, as nightly.yml's
 # setup job decides it), so everything but the numbers is what a job writes.
 # The publish job is played from publish.yml itself (play_job): each `run:`
 # step with its `env:`, in order, stopping at the first failing step as
@@ -221,7 +221,7 @@ def _utc(text):
 
 def setup_night(world, now, night_input=""):
     """nightly.yml's 'The night this run is for' step at the time `now`."""
-    out = sh([PY, SCRIPTS / "night.py", "--now", now], {**world["env"], "NIGHT": night_input})
+    out = sh([PY, "-m", "bench", "night", "--created-at", now, "--night", night_input], world["env"])
     return out.stdout.strip().split("=", 1)[1]
 
 
