@@ -17,7 +17,7 @@
 # On failure: exit 1, one `::error` line naming what is missing, and the
 # install log (BENCH_INSTALL_LOG) says `ok: false`, failed_step "prerequisites",
 # so the Benchmark step still writes a record whose results are failed/install
-# (scripts/run-bench.sh -> scripts/install-failure.py). POSIX sh.
+# (scripts/run-bench.sh -> `bench failure-record --kind install`). POSIX sh.
 set -eu
 env_file="${1:?usage: check-runner.sh GITHUB_ENV_FILE}"
 

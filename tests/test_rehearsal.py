@@ -99,7 +99,7 @@ def bench_job(world, entry, models, modes, spans):
     # One worker: the rehearsal checks the plumbing; protocol 2 is tested in test_run_backends.
     written = sh(["bash", SCRIPTS / "run-bench.sh", "--quick", "--workers", "1"], env).stdout.split()
     spans[entry["backend"]] = (start, time.monotonic())
-    summary = sh([PY, SCRIPTS / "job-summary.py", env["BENCH_OUT"]], env).stdout
+    summary = sh([PY, "-m", "bench", "job-summary", env["BENCH_OUT"]], env, cwd=ROOT).stdout
     artifact = world["gh"] / "runs" / RUN_ID / f"record-{RUN_ID}-1-{entry['device']}-{entry['backend']}"
     shutil.copytree(env["BENCH_OUT"], artifact)
     return written, summary, json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())

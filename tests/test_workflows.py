@@ -353,6 +353,26 @@ def test_every_self_hosted_job_starts_clean_and_leaves_nothing():
         assert set(job["permissions"].values()) <= READ_ONLY, f"{where}: a write token where benchmark code runs"
 
 
+def test_a_nightly_benchmark_step_that_runs_out_of_time_still_leaves_a_record():
+    # A job past its own timeout-minutes is cancelled and skips the summary and
+    # the upload; a step past its limit only fails. The long steps' limits fit
+    # inside the job's, and a fallback writes the failed/timeout record.
+    job = _load(WORKFLOWS / "nightly.yml")["jobs"]["bench"]
+    steps = {s.get("name"): s for s in job["steps"]}
+    limited = [s["timeout-minutes"] for s in job["steps"] if "timeout-minutes" in s]
+    assert steps["Benchmark"]["timeout-minutes"] < job["timeout-minutes"]
+    assert sum(limited) + 15 <= job["timeout-minutes"]  # 15: clean, checkout, summary, upload
+    for name in ("Install nightly Keras and the backend", "Install the reference build"):
+        assert "timeout-minutes" in steps[name]
+    fallback = steps["Record a benchmark step that ran out of time"]
+    assert fallback["if"] == "${{ !cancelled() && steps.bench.outcome != 'success' }}"
+    assert "failure-record --kind timeout --unless-recorded" in fallback["run"]
+    assert fallback["env"]["BENCH_STEP_MINUTES"] == str(steps["Benchmark"]["timeout-minutes"])
+    names = list(steps)
+    assert names.index("Benchmark") < names.index("Record a benchmark step that ran out of time") < names.index(
+        "Upload the record")
+
+
 def test_nightly_has_no_concurrency_group():
     # GitHub keeps one pending run per group and cancels the older pending one;
     # a job queued for an offline runner waits up to a day. Any shared group

@@ -47,14 +47,16 @@ def _artifact(root, run, name, records, pr=None):
     return folder
 
 
-# --- job-summary.py -------------------------------------------------------
+# --- bench job-summary ----------------------------------------------------
+
+BENCH = [sys.executable, "-m", "bench"]
 
 def test_job_summary_renders_each_record_as_a_table(tmp_path):
     rec = make_record([ok("mlp", "predict", 12345.67),
                        failed("cnn", "train", "oom", "CUDA out of memory | tried 2 GiB\nsecond line")],
                       backend="jax", device="rtx-5070-ti", run_id="77", attempt=2)
     write(rec, tmp_path)
-    out = _run([sys.executable, SCRIPTS / "job-summary.py", str(tmp_path)], check=True).stdout
+    out = _run([*BENCH, "job-summary", str(tmp_path)], check=True, cwd=ROOT).stdout
     assert out == (
         "### jax on rtx-5070-ti\n"
         "\n"
@@ -71,7 +73,7 @@ def test_job_summary_renders_each_record_as_a_table(tmp_path):
 
 
 def test_job_summary_without_records_says_so_and_succeeds(tmp_path):
-    out = _run([sys.executable, SCRIPTS / "job-summary.py", str(tmp_path / "none")])
+    out = _run([*BENCH, "job-summary", str(tmp_path / "none")], cwd=ROOT)
     assert out.returncode == 0
     assert out.stdout.startswith("### No benchmark record\n\nNothing was written to ")
 
@@ -238,8 +240,9 @@ def test_install_reference_installs_the_pinned_version_into_its_own_venv_and_log
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout == (f"install-reference: the reference keras-nightly=={REFERENCE} is installed in "
                           f"{tmp_path / 'reference-venv'}\n")
-    harness, backend, plugins = pip_log.read_text().splitlines()
-    assert backend == f"install --disable-pip-version-check keras-nightly=={REFERENCE} jax[cpu]"
+    harness, backend, keras, plugins = pip_log.read_text().splitlines()
+    assert backend == "install --disable-pip-version-check jax[cpu]"
+    assert keras == f"install --disable-pip-version-check keras-nightly=={REFERENCE}"
     assert plugins == "install --disable-pip-version-check --no-deps keras-mlx"
     assert os.access(tmp_path / "reference-venv" / "bin" / "python", os.X_OK)
     log = json.loads((tmp_path / "out" / "install-reference.json").read_text())
@@ -348,8 +351,9 @@ def test_local_nightly_runs_alone_unless_a_reference_is_asked_for(local_checkout
     reference = local_checkout / ".local" / "reference-venv"
     assert (f"install-reference: the reference keras-nightly=={REFERENCE} is installed in {reference}\n"
             in out.stderr)
-    harness, backend, plugins = pip_log.read_text().splitlines()
-    assert backend == f"install --disable-pip-version-check keras-nightly=={REFERENCE} -r requirements/local.txt"
+    harness, backend, keras, plugins = pip_log.read_text().splitlines()
+    assert backend == "install --disable-pip-version-check -r requirements/local.txt"
+    assert keras == f"install --disable-pip-version-check keras-nightly=={REFERENCE}"
     assert plugins == "install --disable-pip-version-check --no-deps -r requirements/plugins.txt"
     (run,) = _bench_runs(calls)
     runs = run.split(" --out ")[1].split()[0]
@@ -358,7 +362,7 @@ def test_local_nightly_runs_alone_unless_a_reference_is_asked_for(local_checkout
     assert json.loads((local_checkout / ".local" / "install-reference.json").read_text())["keras_source"] == "pinned"
 
 
-# --- run-bench.sh, job-paths.sh, pr-info.py -------------------------------
+# --- run-bench.sh, job-paths.sh, bench pr-info ----------------------------
 
 def test_run_bench_passes_the_matrix_entry_to_bench_run(tmp_path):
     venv = tmp_path / "venv"
@@ -420,10 +424,11 @@ def test_job_paths_live_below_runner_temp(tmp_path):
 
 
 def test_pr_info_writes_the_claim_and_refuses_garbage():
-    out = _run([sys.executable, SCRIPTS / "pr-info.py", "12", SHA], check=True).stdout
+    out = _run([*BENCH, "pr-info", "12", SHA], check=True, cwd=ROOT).stdout
     assert json.loads(out) == {"head_sha": SHA, "pr": 12}
-    bad = _run([sys.executable, SCRIPTS / "pr-info.py", "12; echo", SHA])
-    assert bad.returncode == 2 and "expected a number and 40 hex digits" in bad.stderr
+    bad = _run([*BENCH, "pr-info", "12; echo", SHA], cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr == (
+        f"bench pr-info: error: PR '12; echo' and SHA '{SHA}'; expected a pull request number and 40 hex digits\n")
 
 
 def test_git_auth_sets_an_environment_only_header():
@@ -757,10 +762,37 @@ def test_install_failure_record_says_pinned_or_git(tmp_path):
            "BENCH_ALL_MODELS": "mlp", "BENCH_ALL_MODES": "predict", "BENCH_KERAS_VERSION": "3.14.0.dev1",
            "BENCH_KERAS_REF": "", "GITHUB_RUN_ID": "", "BENCH_INSTALL_LOG": ""}
     from bench.records import record
-    out = _run([sys.executable, SCRIPTS / "install-failure.py"], env=env, check=True)
+    out = _run([*BENCH, "failure-record", "--kind", "install"], env=env, check=True, cwd=ROOT)
     assert record.load(out.stdout.strip()).environment["keras_source"] == "pinned"
-    missing = _run([sys.executable, SCRIPTS / "install-failure.py"], env={**env, "BENCH_ALL_MODES": ""})
-    assert missing.returncode == 2 and "BENCH_ALL_MODES is not set" in missing.stderr
+    missing = _run([*BENCH, "failure-record", "--kind", "install"], env={**env, "BENCH_ALL_MODES": ""}, cwd=ROOT)
+    assert missing.returncode == 2 and missing.stderr == (
+        "bench failure-record: error: BENCH_ALL_MODES is not set; expected it from the workflow's matrix entry\n")
+
+
+def test_a_benchmark_step_that_ran_out_of_time_still_leaves_a_timeout_record(tmp_path):
+    # The nightly's fallback step after a Benchmark step that hit its
+    # timeout-minutes: bench was stopped before writing, so every benchmark
+    # of the job is recorded failed/timeout, and the night has a record.
+    out_dir = tmp_path / "records"
+    env = {"BENCH_BACKEND": "torch", "BENCH_DEVICE": "rtx-5070-ti", "BENCH_OUT": str(out_dir),
+           "BENCH_ALL_MODELS": "cnn,mlp", "BENCH_ALL_MODES": "train", "BENCH_MODELS": "", "BENCH_MODES": "",
+           "BENCH_KERAS_VERSION": "", "BENCH_KERAS_REF": "", "BENCH_NIGHT": "2026-12-01", "BENCH_STEP_MINUTES": "120",
+           "GITHUB_RUN_ID": "88", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "schedule", "GITHUB_REPOSITORY": REPO}
+    fallback = [*BENCH, "failure-record", "--kind", "timeout", "--unless-recorded"]
+    from bench.records import record
+    done = _run(fallback, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    rec = record.load(done.stdout.strip())
+    assert Path(done.stdout.strip()).name == "torch--rtx-5070-ti--88-1.json"
+    assert [(r.model, r.mode, r.status, r.error.kind) for r in rec.results] == [
+        ("cnn", "train", "failed", "timeout"), ("mlp", "train", "failed", "timeout")]
+    assert "did not finish within its 120 minutes" in rec.results[0].error.message
+    assert rec.night.isoformat() == "2026-12-01" and "install" not in rec.environment
+    # A record is already there (bench finished; another step failed): nothing is added or changed.
+    before = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    again = _run(fallback, env={**env, "GITHUB_RUN_ATTEMPT": "2"}, cwd=ROOT)
+    assert again.returncode == 0 and "already holds a record" in again.stderr
+    assert {p.name: p.read_bytes() for p in out_dir.iterdir()} == before
 
 
 def test_a_job_with_the_clean_home_reads_nothing_an_earlier_job_planted(tmp_path):

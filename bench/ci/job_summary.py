@@ -1,35 +1,26 @@
-#!/usr/bin/env python3
-"""Markdown job summary of a benchmark job's records, on stdout.
+"""Markdown job summary of a benchmark job's records (`bench job-summary`).
 
-    python scripts/job-summary.py RECORDS_DIR >> "$GITHUB_STEP_SUMMARY"
-
-A benchmark job step (nightly.yml, pr-bench.yml). Standard library only: it
-runs with the runner's Python even when the job's environment failed to
-install. One table per record: model, mode, status, the headline value with
-its unit, and the failure kind and first line of its message. Prints a notice
-and exits 0 when there is no record, so the summary never fails a job.
+Standard library only (like bench.cli and bench.errors): the verb runs with
+the runner's own Python even when the job's environment failed to install.
+One table per record: model, mode, status, the headline value with its unit,
+and the failure kind and first line of its message; a notice when there is
+no record, so the summary never fails a job.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 NOTE_CHARS = 120  # a failure message's first line, cut to fit a table cell
 
 
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: job-summary.py RECORDS_DIR", file=sys.stderr)
-        return 2
-    folder = Path(argv[0])
+def summary(folder: Path) -> str:
+    """Every record of `folder` (*.json), or a notice that there is none."""
     paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not paths:
-        print(f"### No benchmark record\n\nNothing was written to `{folder}`; see the job log.\n")
-        return 0
-    print("\n".join(summarize(p) for p in paths))
-    return 0
+        return f"### No benchmark record\n\nNothing was written to `{folder}`; see the job log.\n"
+    return "\n".join(summarize(p) for p in paths)
 
 
 def summarize(path: Path) -> str:
@@ -76,7 +67,3 @@ def _note(result: dict) -> str:
 def _cell(value) -> str:
     """Text that cannot break out of a markdown table cell."""
     return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
