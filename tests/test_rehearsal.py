@@ -461,7 +461,7 @@ for side, python, value in (("a", opt("--ab"), 100.0), ("b", args[args.index("--
 def test_a_keras_ref_ab_posts_its_comparison(world):
     # The A/B measurement itself is stood in by two fake venv pythons whose
     # `bench run --ab` writes made-up records; the rest is run-ab.sh,
-    # install-backend.sh, ref-comment.py and keras-ref.yml's comment job.
+    # install-backend.sh, `bench comment ref` and keras-ref.yml's comment job.
     temp = world["tmp"] / "runner-ab"
     temp.mkdir()
     env = {**world["env"], "GITHUB_RUN_ID": "701", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "workflow_dispatch",

@@ -269,7 +269,7 @@ def test_pr_bench_starts_only_from_a_dispatch_with_the_reviewed_sha():
     step = next(s for s in data["jobs"]["setup"]["steps"] if "pr-matrix.sh" in s.get("run", ""))
     assert step["env"]["HEAD_SHA"] == "${{ inputs.sha }}"  # pr-matrix.sh refuses a moved head
     assert data["jobs"]["bench"]["steps"][1]["with"]["ref"] == "${{ needs.setup.outputs.head_sha }}"
-    assert data["run-name"] == "pr-bench #${{ inputs.pr }} @ ${{ inputs.sha }}"  # pr-comment.py checks it
+    assert data["run-name"] == "pr-bench #${{ inputs.pr }} @ ${{ inputs.sha }}"  # bench comment pr checks it
 
 
 def test_benchmark_comment_is_handled_on_github_hosted_for_maintainers_only():
@@ -287,7 +287,7 @@ def test_pr_comment_has_the_only_pull_request_write_and_runs_on_github_hosted():
     job = _load(WORKFLOWS / "pr-comment.yml")["jobs"]["comment"]
     assert job["runs-on"] == "ubuntu-latest"
     assert job["permissions"]["pull-requests"] == "write"
-    assert any("scripts/pr-comment.py" in s.get("run", "") for s in job["steps"])
+    assert any("bench comment pr" in s.get("run", "") for s in job["steps"])
 
 
 GITHUB_HOSTED = re.compile(r"(ubuntu|macos|windows)-[\w.-]+")
@@ -461,7 +461,7 @@ def test_keras_ref_runs_the_ab_self_hosted_and_comments_from_github_hosted():
     ab, comment = data["jobs"]["ab"], data["jobs"]["comment"]
     assert "bash scripts/run-ab.sh" in [s.get("run") for s in ab["steps"]]
     assert comment["runs-on"] == "ubuntu-latest" and comment["needs"] == "ab"
-    assert 'python scripts/ref-comment.py "$RUNNER_TEMP/ab"' in [s.get("run") for s in comment["steps"]]
+    assert 'python -m bench comment ref "$RUNNER_TEMP/ab"' in [s.get("run") for s in comment["steps"]]
 
 
 def test_dependabot_keeps_the_action_pins_current():

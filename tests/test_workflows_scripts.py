@@ -512,7 +512,7 @@ def test_pr_matrix_refuses_a_bad_pr_number(gh, tmp_path):
     assert out.returncode == 2 and "PR_NUMBER is '7 --x'; expected a pull request number" in out.stderr
 
 
-# --- pr-comment.py --------------------------------------------------------
+# --- bench comment pr -----------------------------------------------------
 
 @pytest.fixture
 def pr_setup(gh, tmp_path):
@@ -536,7 +536,7 @@ def pr_setup(gh, tmp_path):
 
 
 def _comment(env, artifacts, data):
-    return _run([sys.executable, SCRIPTS / "pr-comment.py", str(artifacts), str(data)], env=env)
+    return _run([*BENCH, "comment", "pr", str(artifacts), str(data)], env=env, cwd=ROOT)
 
 
 def _stored_comments(root):
@@ -1005,3 +1005,25 @@ def test_checkout_data_fails_when_the_remote_cannot_be_read(tmp_path):  # exit 1
     assert out.returncode == 1
     assert "git ls-remote exit 128" in out.stderr and "::error title=data branch unreachable::" in out.stdout
     assert not (tmp_path / "data").exists()  # nothing for the site or the README to read as "no data"
+
+
+# --- bench comment ref ----------------------------------------------------
+
+def test_ref_comment_problem_lines_go_through_the_one_escaper(tmp_path):
+    # The A/B records come from a runner that ran the Keras ref's code: a file
+    # name or a label must not become a live link, an image or a team mention.
+    ab = tmp_path / "ab"
+    ab.mkdir()
+    (ab / "@keras-team ![i](https:__e.example_x.png) [x](https:__e.example).json").write_text("not json")
+    rec = make_record([ok("mlp", "predict", 1.0)], backend="jax", device="box<b>@team",
+                      environment={"keras_source": "git"})
+    write(rec, ab / "head")
+    out = _run([*BENCH, "comment", "ref", "--summary-only", str(ab)], env={"KERAS_REF": "my-branch"}, cwd=ROOT)
+    assert out.returncode == 1  # no pair: nothing to compare, but every problem is listed
+    body = out.stdout
+    problems = [line for line in body.splitlines() if line.startswith("- ")]
+    assert len(problems) == 2
+    for line in problems:
+        assert "](" not in line and "<b>" not in line and "@keras-team" not in line and "@team" not in line
+    assert "@\u200bkeras-team \\!\\[i\\]\\(https\u200b:\\_\\_e.example\\_x.png\\)" in problems[0]
+    assert "box&lt;b&gt;@\u200bteam" in problems[1]
