@@ -410,8 +410,10 @@ def test_run_bench_passes_the_reference_python_only_when_its_venv_was_installed(
 
 def test_job_paths_live_below_runner_temp(tmp_path):
     rt = tmp_path / "rt"
-    out = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt)}, check=True).stdout
+    out = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt), "HOME": "/home/runner"},
+               check=True).stdout
     assert out.replace(str(rt), "/rt") == (
+        "BENCH_RUNNER_HOME=/home/runner\n"
         "BENCH_VENV=/rt/bench-venv\nBENCH_OUT=/rt/bench-out/records\nBENCH_INSTALL_LOG=/rt/bench-out/install.json\n"
         "BENCH_REFERENCE_VENV=/rt/bench-reference-venv\n"
         "BENCH_REFERENCE_INSTALL_LOG=/rt/bench-out/install-reference.json\n"
@@ -722,6 +724,40 @@ def test_check_runner_finds_a_python_and_names_it_for_the_next_steps(tmp_path):
     assert out.stdout.startswith("check-runner: Python 3.")
 
 
+def test_check_runner_refuses_a_python_without_ensurepip(tmp_path):
+    # Debian's python3 has venv's module but not ensurepip (python3-venv):
+    # `python -m venv` would fail later, with pip's words, not ours.
+    no_ensurepip = f'#!/bin/sh\ncase "$*" in *ensurepip*) exit 1;; esac\nexec {sys.executable} "$@"\n'
+    path = _bin(tmp_path, BASE_TOOLS, {"python3": no_ensurepip})
+    out = _run([DASH, SCRIPTS / "check-runner.sh", str(tmp_path / "github_env")],
+               env={"PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": ""})
+    assert out.returncode == 1
+    assert "::error title=runner prerequisites::no Python >= 3.11 with the venv and ensurepip modules" in out.stdout
+    assert "python3-venv" in out.stdout
+
+
+@pytest.mark.parametrize("key", ["core.hooksPath", "core.fsmonitor", "init.templateDir"])
+def test_check_runner_warns_when_the_runners_global_git_config_runs_commands(tmp_path, key):
+    # actions/checkout reads the runner user's real ~/.gitconfig before the job
+    # moves HOME: a hook path planted there runs in the next job's checkout.
+    real_home = tmp_path / "real-home"
+    real_home.mkdir()
+    section, name = key.split(".")
+    (real_home / ".gitconfig").write_text(f"[{section}]\n\t{name} = /tmp/planted\n")
+    path = _bin(tmp_path, BASE_TOOLS, {"python3": f"#!/bin/sh\nexec {sys.executable} \"$@\"\n"})
+    env = {"PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": "", "HOME": str(tmp_path / "job-home"),
+           "BENCH_RUNNER_HOME": str(real_home), "GIT_CONFIG_GLOBAL": ""}
+    out = _run([DASH, SCRIPTS / "check-runner.sh", str(tmp_path / "github_env")], env=env)
+    assert out.returncode == 0, out.stdout + out.stderr  # a warning: the job still runs
+    (warning,) = [line for line in out.stdout.splitlines() if line.startswith("::warning")]
+    assert warning.startswith(f"::warning title=runner git config::{real_home / '.gitconfig'} sets {key.lower()} ")
+    assert "GIT_CONFIG_GLOBAL=/dev/null" in warning
+    # The documented fix, in the runner's .env: git reads no global file at all.
+    fixed = _run([DASH, SCRIPTS / "check-runner.sh", str(tmp_path / "github_env")],
+                 env={**env, "GIT_CONFIG_GLOBAL": "/dev/null"})
+    assert fixed.returncode == 0 and "::warning" not in fixed.stdout
+
+
 def test_check_runner_without_python_says_so_in_one_line_and_the_job_still_records_install(tmp_path):
     # macOS's own python3 is 3.9: not enough for bench, enough for the failure record.
     path = _bin(tmp_path, BASE_TOOLS, {"python3": OLD_PYTHON})
@@ -733,7 +769,8 @@ def test_check_runner_without_python_says_so_in_one_line_and_the_job_still_recor
                env={**job, "PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": ""})
     assert out.returncode == 1
     (error,) = [line for line in out.stdout.splitlines() if line.startswith("::error")]
-    assert error.startswith("::error title=runner prerequisites::no Python >= 3.11 with the venv module on this runner")
+    assert error.startswith("::error title=runner prerequisites::no Python >= 3.11 with the venv and ensurepip modules "
+                            "on this runner")
     assert "Python 3.9.6" in error
     assert not env_file.exists()
     assert json.loads(Path(job["BENCH_INSTALL_LOG"]).read_text())["failed_step"] == "prerequisites"
