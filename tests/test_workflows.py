@@ -109,6 +109,20 @@ def test_zizmor_finds_nothing_of_medium_severity_or_above():
     assert serious == []
 
 
+# pr-command.yml runs on every issue comment, so a concurrency group there
+# would let chatter replace a pending /benchmark; its limits are decided with
+# its command rules (issue 54 item 10), not here.
+CONCURRENCY_DECIDED_ELSEWHERE = {"pr-command.yml"}
+
+
+def test_no_dependabot_cooldown_or_concurrency_limits_finding():
+    out = subprocess.run([_tool("zizmor"), "--offline", "--no-progress", "--no-exit-codes", "--format", "json",
+                          "--persona", "auditor", ".github"], cwd=ROOT, capture_output=True, text=True)
+    found = [_where(f) for f in json.loads(out.stdout)
+             if f["ident"] in ("dependabot-cooldown", "concurrency-limits") and not f.get("ignored")]
+    assert [w for w in found if w.split(":")[0].split("/")[-1] not in CONCURRENCY_DECIDED_ELSEWHERE] == []
+
+
 def test_every_zizmor_ignore_gives_a_reason():
     ignored = [f for f in _zizmor("--no-ignores") if f.get("ignored")]
     assert ignored, "expected the two workflow_run triggers to be ignored with a reason"
@@ -493,6 +507,7 @@ def test_dependabot_keeps_the_action_pins_current():
     data = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
     assert data["version"] == 2
     assert {"package-ecosystem": "github-actions", "directory": "/"}.items() <= data["updates"][0].items()
+    assert data["updates"][0]["cooldown"]["default-days"] >= 7  # a release waits a week before its PR
 
 
 def test_the_night_starts_when_the_nightly_is_scheduled():
