@@ -497,3 +497,30 @@ def test_a_keras_ref_ab_posts_its_comparison(world):
     (comment,) = json.loads((world["gh"] / "comments" / "42.json").read_text())
     assert comment["body"] == summary.rstrip("\n") + "\n\n[The run](https://github.example/" + REPO + "/actions/runs/701).\n"
     assert (world["tmp"] / "comment-job" / "summary.md").read_text().startswith("<!-- keras-nightly-bench:keras-ref -->")
+
+
+# ---------------------------------------------------------------------------
+# A single-box homelab: the repository variable BENCH_DEVICES names the devices
+# that have runners, so the shipped ones never queue jobs for runners that do
+# not exist, and benchmarks.yaml keeps them. Played from nightly.yml's setup job.
+
+def nightly_setup(world, run_id, devices_input="", devices_variable=None):
+    (world["gh"] / "runs" / str(run_id)).mkdir(parents=True, exist_ok=True)
+    (world["gh"] / "runs" / f"{run_id}.json").write_text(json.dumps({"created_at": "2026-11-20T02:17:30Z"}))
+    ctx = {"github": {"run_id": str(run_id), "run_attempt": "1", "token": "fake"},
+           "inputs": {"devices": devices_input, "backends": "", "night": ""},
+           "vars": {} if devices_variable is None else {"BENCH_DEVICES": devices_variable},
+           "runner": {"temp": str(world["tmp"] / f"setup-{run_id}")}}
+    done, steps, _ = play_job(world, "nightly.yml", "setup", ctx,
+                              extra_env={"GITHUB_RUN_ID": str(run_id), "GITHUB_REPOSITORY": REPO})
+    assert done, steps
+    include = json.loads(steps["matrix"]["outputs"]["matrix"])["include"]
+    return sorted({e["device"] for e in include}), steps["night"]["outputs"]["night"]
+
+
+def test_a_single_box_names_its_device_in_a_repository_variable(world):
+    every = ["apple-m4", "apple-m4-cpu", "rtx-5070-ti", "ryzen-5800x3d"]
+    assert nightly_setup(world, 801) == (every, "2026-11-20")  # no variable: every device with a runner
+    assert nightly_setup(world, 802, devices_variable="ryzen-5800x3d")[0] == ["ryzen-5800x3d"]
+    # A dispatch's own input wins over the variable.
+    assert nightly_setup(world, 803, "apple-m4", devices_variable="ryzen-5800x3d")[0] == ["apple-m4"]
