@@ -825,6 +825,8 @@ def test_a_benchmark_step_that_ran_out_of_time_still_leaves_a_timeout_record(tmp
         ("cnn", "train", "failed", "timeout"), ("mlp", "train", "failed", "timeout")]
     assert "did not finish within its 120 minutes" in rec.results[0].error.message
     assert rec.night.isoformat() == "2026-12-01" and "install" not in rec.environment
+    summary = _run([*BENCH, "job-summary", str(out_dir)], cwd=ROOT).stdout  # the next step's view of it
+    assert "Keras ? (nightly), run 88 attempt 1" in summary and "| timeout: the Benchmark step did not" in summary
     # A record is already there (bench finished; another step failed): nothing is added or changed.
     before = {p.name: p.read_bytes() for p in out_dir.iterdir()}
     again = _run(fallback, env={**env, "GITHUB_RUN_ATTEMPT": "2"}, cwd=ROOT)

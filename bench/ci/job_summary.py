@@ -34,7 +34,7 @@ def summarize(path: Path) -> str:
     lines = [
         f"### {target['backend']} on {target['device']}",
         "",
-        f"Keras {env.get('keras_version', '?')} ({env.get('keras_source', 'nightly')}), "
+        f"Keras {env.get('keras_version') or '?'} ({env.get('keras_source') or 'nightly'}), "
         f"run {run['id']} attempt {run['attempt']}, record `{path.name}`",
         "",
         "| model | mode | status | value | note |",
