@@ -9,13 +9,10 @@ AlertError with gh's last line; the caller reports it and carries on.
 from __future__ import annotations
 
 import json
-import subprocess
 
 from bench.ci.alert import LABEL, Action, Issue, parse_issue
+from bench.ci.github import GitHubError, api
 from bench.errors import EXIT_NO, BenchError
-
-GH_TIMEOUT = 120
-
 
 class AlertError(BenchError, RuntimeError):
     """A GitHub call failed (the message names it and gh's answer)."""
@@ -24,20 +21,11 @@ class AlertError(BenchError, RuntimeError):
 
 
 def gh(args: list[str], payload: dict | None = None) -> str:
-    cmd = ["gh", "api", *args]
-    if payload is not None:
-        cmd += ["--input", "-"]
+    """`gh api ARGS` through bench.ci.github; a failure is an AlertError (same message)."""
     try:
-        done = subprocess.run(cmd, input=json.dumps(payload) if payload is not None else None,
-                              capture_output=True, text=True, timeout=GH_TIMEOUT)
-    except FileNotFoundError:
-        raise AlertError("gh is not installed; expected the GitHub CLI on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise AlertError(f"gh api {args[0]} gave no answer in {GH_TIMEOUT}s") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise AlertError(f"gh api {' '.join(args[:3])}: {last}")
-    return done.stdout
+        return api(args, payload)
+    except GitHubError as e:
+        raise AlertError(str(e)) from None
 
 
 def list_open(repo: str) -> list[Issue]:
