@@ -107,7 +107,7 @@ def _timeout_message(env: Mapping[str, str]) -> str:
     limit = env.get("BENCH_STEP_MINUTES", "")
     within = f" within its {limit} minutes" if limit.isdigit() else ""
     return (f"the Benchmark step did not finish{within} (timeout-minutes) and was stopped before writing a "
-            "record; see the job log for the benchmark it was running")
+            "record, or bench ended without one; see the job log for the benchmark it was running")
 
 
 def _install_message(log_path: str) -> str:
