@@ -1066,3 +1066,30 @@ def test_ref_comment_problem_lines_go_through_the_one_escaper(tmp_path):
         assert "](" not in line and "<b>" not in line and "@keras-team" not in line and "@team" not in line
     assert "@\u200bkeras-team \\!\\[i\\]\\(https\u200b:\\_\\_e.example\\_x.png\\)" in problems[0]
     assert "box&lt;b&gt;@\u200bteam" in problems[1]
+
+
+# --- the verbs a runner's own Python runs ---------------------------------
+
+RUNNER_VERBS = ("failure_record", "job_summary", "pr_info")
+
+
+@pytest.mark.parametrize("name", RUNNER_VERBS)
+def test_runner_python_verbs_need_only_the_standard_library(name):
+    # They run with whatever python3 the runner has when the job's environment
+    # did not install (macOS's own is 3.9): no third-party import anywhere on
+    # their path, and syntax an old Python still reads.
+    import ast
+    package = ROOT / "bench"
+    path = [package / "__init__.py", package / "__main__.py", package / "cli.py", package / "errors.py",
+            package / "commands" / "__init__.py", package / "commands" / f"{name}.py", package / "ci" / "__init__.py",
+            package / "ci" / f"{name}.py"]
+    allowed = set(sys.stdlib_module_names) | {"bench"}
+    for file in path:
+        tree = ast.parse(file.read_text(), feature_version=(3, 8))
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if isinstance(node, ast.ImportFrom) and node.module else [])
+            for module in names:
+                assert module.split(".")[0] in allowed, f"{file.relative_to(ROOT)} imports {module}"
+                if module.startswith("bench."):
+                    assert module in {"bench.cli", "bench.errors", f"bench.ci.{name}"}, f"{file.name}: {module}"
