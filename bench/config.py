@@ -114,7 +114,7 @@ class Device:
     # the slice moving on with the worker index (bench/measure/schedule.py).
     worker_cpus: int | None = None
     # A frozen keras-nightly version run beside each night (bench run --reference;
-    # README "The reference build"): None runs the nightly alone.
+    # docs/protocol.md, "The reference build"): None runs the nightly alone.
     reference: str | None = None
 
     def install_spec(self, backend: Backend) -> tuple[str, ...]:
