@@ -11,7 +11,7 @@
 # (git-auth.sh), or, when README_DEPLOY_KEY holds a deploy key's private key,
 # the push goes over SSH with that key: a protected default branch lets it
 # through when the ruleset lists "Deploy keys" as a bypass actor (README,
-# "Where the README table lives"). GitHub's host key is pinned
+# "Where the README table lives" in docs/workflows.md). GitHub's host key is pinned
 # (scripts/github-known-hosts). README_RETRY_SECONDS (default 2) scales the
 # wait between push attempts. A push refused five times fails the step
 # (exit 1, an ::error line): the publish workflow shows it, and the
@@ -53,5 +53,5 @@ for attempt in 1 2 3 4 5; do
   git -c user.name="keras-nightly-bench[bot]" -c user.email="keras-nightly-bench@users.noreply.github.com" \
     rebase --quiet FETCH_HEAD || { git rebase --abort; break; }
 done
-echo "::error title=README not updated::could not push the table to $branch after 5 attempts (branch protection? see README, Where the README table lives)"
+echo "::error title=README not updated::could not push the table to $branch after 5 attempts (branch protection? see docs/workflows.md, Where the README table lives)"
 exit 1
