@@ -10,7 +10,7 @@
 # unchanged table makes no commit. GH_TOKEN authenticates the push
 # (git-auth.sh), or, when README_DEPLOY_KEY holds a deploy key's private key,
 # the push goes over SSH with that key: a protected default branch lets it
-# through when the ruleset lists "Deploy keys" as a bypass actor (README,
+# through when the ruleset lists "Deploy keys" as a bypass actor (see
 # "Where the README table lives" in docs/workflows.md). GitHub's host key is pinned
 # (scripts/github-known-hosts). README_RETRY_SECONDS (default 2) scales the
 # wait between push attempts. A push refused five times fails the step
