@@ -125,7 +125,7 @@ def baseline_from_records(records: Iterable[RunRecord], description: str) -> Bas
             pooled.setdefault(key, []).extend(r.samples or (r.value,))
             values.setdefault(key, []).append(r.value)
             meta[key] = (r.unit, r.better)
-            workers[key] = (worker_values(raw), ab_side(rec.data))
+            workers[key] = (pair_values(raw, rec.data), ab_side(rec.data))
             for name, (value, unit) in metric_values(raw).items():
                 extra.setdefault((key, name), ([], unit))[0].append(value)
     entries = {key: BaseEntry(key, *meta[key], kind=RECORDS, run_values=tuple(values[key]),
@@ -137,6 +137,17 @@ def baseline_from_records(records: Iterable[RunRecord], description: str) -> Bas
                for mk, (vs, unit) in sorted(extra.items())}
     return Baseline(MappingProxyType(entries), _newest_environments(records), description,
                     MappingProxyType(metrics), MappingProxyType(readings(records)))
+
+
+def pair_values(result: Mapping[str, Any], record_data: Mapping[str, Any]) -> tuple[float | None, ...]:
+    """A result's worker figures as A/B pairs see them: in a duet (run.ab.mode
+    'duet') both workers of a pair ran at the same time on one host, so a
+    disturbance reached both and the pair counts, disturbed or not
+    (bench.measure.reference.ratio does the same, and says what it measured);
+    taken in turns, the sides ran apart, so a disturbed worker pairs with nothing."""
+    ab = record_data.get("run", {}).get("ab")
+    duet = isinstance(ab, Mapping) and ab.get("mode") == "duet"
+    return worker_values(result, disturbed_too=duet)
 
 
 def _from_series(series: Series, nights: int) -> BaseEntry | None:

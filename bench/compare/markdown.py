@@ -75,7 +75,7 @@ def _legend(o: Outcome) -> str:
             f"the interval is a {_confidence(o.alpha)} bootstrap interval of the change; "
             f"\"sees\" is the smallest slowdown it could have called. Every rule is listed below."
             + (" Rows marked A/B worker pairs pair worker i of the base with worker i of the head "
-               "(they ran back to back): a paired t test of the log ratios and its interval."
+               "(they ran back to back): an exact sign-flip permutation test of the log ratios and the interval it inverts to."
                if any(r.basis == "pairs" for r in o.rows) else ""))
 
 
