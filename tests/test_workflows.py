@@ -51,7 +51,7 @@ def _steps(data):
 
 
 def test_the_workflows_exist():
-    assert {"ci.yml", "keras-ref.yml", "nightly.yml", "pr-bench.yml", "pr-command.yml", "pr-comment.yml",
+    assert {"ci.yml", "confirm.yml", "keras-ref.yml", "nightly.yml", "pr-bench.yml", "pr-command.yml", "pr-comment.yml",
             "publish.yml"} <= {p.name for p in FILES}
 
 
@@ -164,6 +164,8 @@ def test_write_permissions_only_where_the_design_allows():
         "keras-ref.yml:comment": {"pull-requests"},
         "publish.yml:alert": {"issues"},
         "bisect.yml:comment": {"issues"},
+        # the confirm result on the alert issue; a confirmed slowdown dispatches bisect.yml
+        "confirm.yml:report": {"issues", "actions"},
     }
     # Other engineers' workflows (bisect, alerts) must be added here on purpose.
     assert writes == {k: v for k, v in allowed.items() if k.split(":")[0] in {p.name for p in FILES}}

@@ -62,10 +62,10 @@ BOOTSTRAP_BATCH_VALUES = 2_000_000
 DIP_DEPTH = 0.10
 DIP_SIGMAS = 5.0
 # Sign patterns of up to this many pairs are all enumerated (2^16 = 65,536:
-# ~10 ms); beyond, SIGN_FLIP_DRAWS seeded random patterns (a Monte Carlo
+# ~10 ms); beyond, SIGN_FLIP_DRAWS (16,384) seeded random patterns (a Monte Carlo
 # p-value, (hits + 1) / (draws + 1), never below its true value on average).
 EXACT_SIGN_FLIP_PAIRS = 16
-SIGN_FLIP_DRAWS = 2 ** 16
+SIGN_FLIP_DRAWS = 2 ** 14
 SIGN_FLIP_SEED = 20261207
 
 
@@ -173,7 +173,8 @@ def _patterns(n: int) -> np.ndarray:
 
 def sign_flip_min_p(n: int) -> float:
     """The smallest p-value sign_flip_p can give for n pairs (all on one
-    side): 2 / 2^n exact, 1 / (draws + 1) ... as drawn beyond."""
+    side): 2 / 2^n exact; beyond, about 1 / (draws + 1), taken as 2 / (draws + 1)
+    so that no level is promised that a draw might miss."""
     if n < 1:
         return 1.0
     if n <= EXACT_SIGN_FLIP_PAIRS:
@@ -184,7 +185,7 @@ def sign_flip_min_p(n: int) -> float:
 def sign_flip_interval(logs: Sequence[float], alpha: float) -> tuple[float, float]:
     """(lo, hi) of the mean log ratio: every shift m for which the sign-flip
     test of (logs - m) is not rejected at `alpha`, found by bisection on each
-    side of the mean (to 1e-6 in log, 0.0001 %). So the interval excludes 0
+    side of the mean (to 1e-5 in log, 0.001 %). So the interval excludes 0
     exactly when the test rejects, and the figure shown never contradicts
     the p-value. (-inf, inf) when n pairs cannot reach alpha at all."""
     x = np.asarray(logs, dtype=float)
@@ -219,7 +220,7 @@ def _reach(centred: np.ndarray, level: float, sign: float) -> float:
         far *= 2.0
         if far > 1e3:
             return math.inf
-    while far - near > 1e-6:
+    while far - near > 1e-5:
         mid = (near + far) / 2.0
         near, far = (near, mid) if sign_flip_p(centred + sign * mid) < level else (mid, far)
     return far
