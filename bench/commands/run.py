@@ -190,8 +190,9 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     state_end = telemetry.snapshot()
     finished = record.utc_now()
     if args.reference:  # this build's results carry their ratio to the reference's, pair by pair
-        done["b"] = replace(done["b"], results=tuple(reference.attach(done["a"].results, done["b"].results,
-                                                                            duet=duet is not None)))
+        done["b"] = replace(done["b"], results=tuple(reference.attach(
+            done["a"].results, done["b"].results, duet=duet is not None,
+            refused=reference.mismatch(done["a"].environments, done["b"].environments))))
     out = {}
     for side, part in done.items():  # side a first: its Keras version goes into b's run.ab
         extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}

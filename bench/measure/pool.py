@@ -291,7 +291,8 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     broken: dict[str, dict] = {side: {"kind": "install", "message": install_error} for side in sides} \
         if install_error else {}
     steps: dict[Key, int] = {}
-    # per side (a reference build's numpy may differ): the fastest canary any of its
+    # per side (each side is its own venv; one whose numpy differs gets its ratio refused,
+    # reference.mismatch, but its canary is its own all the same): the fastest canary any of its
     # workers has seen, every later worker's floor (workers v3)
     floors: dict[str, float | None] = {}
     envs: dict[str, list] = {side: [] for side in sides}
