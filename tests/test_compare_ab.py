@@ -14,7 +14,7 @@ from bench.compare.head import head_from_records
 from bench.compare.verdicts import compare
 from bench.config import Compare
 from bench.records.record import RunRecord
-from tests.helpers import T0, make_record, ok
+from tests.helpers import T0, make_record, ok, write_data
 
 SETTINGS = Compare(nights=7, min_change=0.03, alpha=0.01)
 # Worker figures of one A/B run: the machine drifts from worker to worker
@@ -189,3 +189,45 @@ def test_reruns_pair_with_nothing_and_keep_the_round_order():
     assert (row.basis, row.head_n, row.pairs_left_out) == ("pairs", 7, 1)
     # 7 pairs all on the slow side: p = 2/128 at best, so even 5 % cannot be called, and it says so.
     assert (row.verdict, row.p_value, row.detectable) == ("unchanged", 2 / 128, None)
+
+
+# -- pr-bench: both sides in --head; past nights only as the fallback, like with like ----
+
+def test_head_records_holding_both_sides_are_compared_pair_by_pair_without_reading_nights(tmp_path, capsys):
+    data = write_data(NIGHTS, tmp_path / "data")  # latency nights: nothing in common with mlp/train
+    heads = []
+    for name, f in (("a", 1.0), ("b", 0.90)):
+        heads.append(tmp_path / f"{name}.json")
+        heads[-1].write_text(side(name, f).to_json())
+    assert cli.main(["compare", "--base", str(data), "--head", *map(str, heads), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"] == "side a of the same-machine A/B run ab-1"
+    [row] = out["benchmarks"]
+    assert (row["verdict"], row["basis"], row["head_n"]) == ("slower", "pairs", 8)
+
+
+def _night(day, value, *, duet, protocol=("protocol-workers", 2)):
+    run = {"protocol": {"name": protocol[0], "version": protocol[1]}}
+    if duet:
+        run["ab"] = {"id": f"n{day}", "side": "b", "python": "/v/bin/python", "mode": "duet", "reference": True}
+    return make_record([ok("mlp", "train", value, [value] * 5)], started_at=T0 + timedelta(days=day),
+                       run_id=f"n{day}-{duet}-{protocol[1]}", run=run)
+
+
+def test_past_nights_count_only_when_measured_like_the_head(tmp_path, capsys):
+    # Duet nights (beside a reference, half the CPUs each) read half a solo night's samples/s.
+    nights = ([_night(d, 40000.0 + 10 * d, duet=True) for d in range(7)]
+              + [_night(d, 80000.0 + 10 * d, duet=False) for d in range(7, 12)]
+              + [_night(d, 60000.0, duet=False, protocol=("single-process", 1)) for d in range(12, 14)])
+    data = write_data(nights, tmp_path / "data")
+    head = _night(20, 80030.0, duet=False)
+    data_head = json.loads(head.to_json())
+    data_head["environment"]["keras_source"] = "git"
+    path = tmp_path / "head.json"
+    path.write_text(json.dumps(data_head))
+    assert cli.main(["compare", "--base", str(data), "--head", str(path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"].endswith("measured as protocol-workers 2, solo")
+    [row] = out["benchmarks"]
+    # Only the 5 solo protocol-2 nights: the head is one of them, not 2x faster than the duets.
+    assert (row["verdict"], row["base_runs"]) == ("unchanged", 5)

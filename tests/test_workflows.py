@@ -213,7 +213,17 @@ def test_bench_jobs_run_on_the_matrix_runner_read_only_and_upload_a_unique_artif
     for part in ("github.run_id", "github.run_attempt", "matrix.device", "matrix.backend"):
         assert part in upload[0]["with"]["name"]
     runs = [s.get("run", "") for s in job["steps"]]
-    assert "bash scripts/install-backend.sh" in runs and "bash scripts/run-bench.sh" in runs
+    # pr-bench: an A/B of the default branch's bench beside the PR's (run-bench.sh its fallback)
+    bench = "bash scripts/pr-ab.sh" if name == "pr-bench.yml" else "bash scripts/run-bench.sh"
+    assert "bash scripts/install-backend.sh" in runs and bench in runs
+
+
+def test_pr_bench_checks_out_the_default_branchs_bench_beside_the_prs():
+    steps = _load(WORKFLOWS / "pr-bench.yml")["jobs"]["bench"]["steps"]
+    checkouts = [s["with"] for s in steps if "actions/checkout@" in s.get("uses", "")]
+    assert checkouts == [{"ref": "${{ needs.setup.outputs.head_sha }}", "persist-credentials": False},
+                         {"ref": "${{ github.event.repository.default_branch }}", "path": "base-bench",
+                          "persist-credentials": False}]
 
 
 def _job_paths(name):

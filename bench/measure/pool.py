@@ -82,9 +82,13 @@ class WorkerOutcome:
 
 
 def spawn_worker(task: schedule.Task, specs: list[Spec], *, timeout: float, python: str = sys.executable,
-                 cpus=None, echo: bool = False, clock: Callable[[], float] = time.monotonic) -> WorkerOutcome:
+                 cpus=None, echo: bool = False, clock: Callable[[], float] = time.monotonic,
+                 root: str | Path | None = None) -> WorkerOutcome:
     """Run one worker process; kill its process group when one benchmark
-    exceeds `timeout` seconds (measured from the worker's own start line)."""
+    exceeds `timeout` seconds (measured from the worker's own start line).
+    root: the checkout whose bench the worker runs (default: this one); an
+    A/B of two bench versions (pr-bench: the default branch's beside the pull
+    request's) gives each side its own."""
     from bench.measure.runner import oom_kill_count
 
     with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
@@ -93,7 +97,7 @@ def spawn_worker(task: schedule.Task, specs: list[Spec], *, timeout: float, pyth
         env = dict(os.environ)
         env.update(specs[0].env)
         env["KERAS_BACKEND"] = specs[0].keras_backend
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root or REPO_ROOT), env.get("PYTHONPATH")]))
         oom_before, t0 = oom_kill_count(), clock()
         timed_out, seen, since = False, 0, t0
         with open(log_path, "wb") as log:
