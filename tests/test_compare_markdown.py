@@ -40,7 +40,7 @@ EXPECTED = """\
 <!-- keras-nightly-bench:compare -->
 ### Benchmark comparison: 2 slower, 1 failed, 1 missing, 1 faster, 1 new, 3 unchanged
 
-Head against the last 7 nights of data. A change is called when the medians differ by at least 3% and p < 0.01 (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or base runs, a t test of the head as one more of them); the interval is a 99% bootstrap interval of the change; "sees" is the smallest slowdown it could have called. Every rule is listed below. Rows marked A/B worker pairs pair worker i of the base with worker i of the head (they ran back to back): an exact sign-flip permutation test of the log ratios and the interval it inverts to.
+Head against the last 7 nights of data. A change is called when the medians differ by at least 3% and p < 0.01, shared across the rows by Benjamini–Hochberg (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or base runs, a t test of the head as one more of them); the interval is a 99% bootstrap interval of the change; "sees" is the smallest slowdown it could have called. Every rule is listed below. Rows marked A/B worker pairs pair worker i of the base with worker i of the head (they ran back to back): an exact sign-flip permutation test of the log ratios and the interval it inverts to.
 
 ⚠️ too few repeats to see 3% in jax/local-cpu/mlp/train: it could call only changes of 3.1% or more  
 ⚠️ too few repeats to see 3% in jax/rtx-5070-ti/cnn/train: it could call only changes of 6.1% or more  
@@ -99,7 +99,7 @@ def test_markdown_without_rows_or_differences():
         "<!-- keras-nightly-bench:compare -->\n"
         "### Benchmark comparison: nothing to compare\n\n"
         "Head against the 2 base records. A change is called when the medians differ by at least 5% and "
-        "p < 0.05 (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or "
+        "p < 0.05, shared across the rows by Benjamini–Hochberg (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or "
         "base runs, a t test of the head as one more of them); the interval is a 95% bootstrap interval "
         "of the change; \"sees\" is the smallest slowdown it could have called. Every rule is listed below.\n\n"
         "\n<details><summary>Rules (10)</summary>\n\n"

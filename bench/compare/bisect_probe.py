@@ -78,9 +78,9 @@ class ABPairs:
     workers are ok (in a duet, disturbed ones too: bench.compare.baseline.pair_values)."""
 
     def __init__(self, a_py: Path, b_py: Path, series: tuple[str, str, str, str], out: Path,
-                 config: str | None = None, timeout: float = RUN_TIMEOUT):
+                 config: str | None = None, timeout: float = RUN_TIMEOUT, extra: tuple[str, ...] = ()):
         self.a_py, self.b_py, self.series, self.out, self.config = a_py, b_py, series, out, config
-        self.timeout, self.batches, self.better = timeout, 0, None
+        self.timeout, self.batches, self.better, self.extra = timeout, 0, None, tuple(extra)
 
     def __call__(self, k: int) -> list[tuple[float, float]]:
         self.batches += 1
@@ -89,7 +89,7 @@ class ABPairs:
         cmd = [str(self.a_py), "-m", "bench", *(["--config", self.config] if self.config else []), "run",
                "--backend", backend, "--device", device, "--models", model, "--modes", mode,
                "--protocol", "2", "--workers", str(max(1, k)), "--ab", str(self.a_py), str(self.b_py),
-               "--out", str(folder)]
+               "--out", str(folder), *self.extra]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, cwd=ROOT)
         if done.returncode not in (0, 1):
             raise BisectError(f"{folder}: bench run --ab exited {done.returncode}: "

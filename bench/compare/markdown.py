@@ -70,7 +70,8 @@ format_delta = fmt.format_delta
 
 def _legend(o: Outcome) -> str:
     return (f"Head against the {escape(o.baseline)}. A change is called when the medians differ by at "
-            f"least {o.min_change * 100:g}% and p < {o.alpha:g} (two-sided Mann–Whitney U test of the head's "
+            f"least {o.min_change * 100:g}% and p < {o.alpha:g}, shared across the rows by Benjamini–Hochberg "
+            f"(two-sided Mann–Whitney U test of the head's "
             f"repeats and, given 3 or more nights or base runs, a t test of the head as one more of them); "
             f"the interval is a {_confidence(o.alpha)} bootstrap interval of the change; "
             f"\"sees\" is the smallest slowdown it could have called. Every rule is listed below."

@@ -77,7 +77,7 @@ class Comparison:
     fraction in the value's own direction (positive = the value went up)
     (paired: the geometric mean of the pair ratios, minus 1);
     interval: (lo, hi), the (1 - alpha) confidence interval of delta;
-    p_value: two-sided (Mann–Whitney U, or the paired t test);
+    p_value: two-sided (Mann–Whitney U, or the paired sign-flip test);
     base_n, head_n: how many values each (paired: pairs, both).
     """
 
