@@ -231,3 +231,19 @@ def test_past_nights_count_only_when_measured_like_the_head(tmp_path, capsys):
     [row] = out["benchmarks"]
     # Only the 5 solo protocol-2 nights: the head is one of them, not 2x faster than the duets.
     assert (row["verdict"], row["base_runs"]) == ("unchanged", 5)
+
+
+def test_one_ab_run_per_backend_each_pairs_with_its_own_side_a(tmp_path, capsys):
+    heads = []
+    # Both 10 % slower: with 2 rows each row's BH level is 0.01 only when both are called.
+    for ab_id, backend, f in (("ab-1", "jax", 0.90), ("ab-2", "torch", 0.90)):
+        for name in ("a", "b"):
+            data = json.loads(side(name, f if name == "b" else 1.0, ab_id=ab_id).to_json())
+            data["target"].update(backend=backend, keras_backend=backend)
+            heads.append(tmp_path / f"{ab_id}-{name}.json")
+            heads[-1].write_text(json.dumps(data))
+    assert cli.main(["compare", "--base", str(tmp_path), "--head", *map(str, heads), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"] == "side a of the same-machine A/B runs ab-1, ab-2"
+    verdicts = {r["backend"]: (r["verdict"], r["basis"]) for r in out["benchmarks"]}
+    assert verdicts == {"jax": ("slower", "pairs"), "torch": ("slower", "pairs")}

@@ -77,7 +77,9 @@ def main(args) -> int:
                                 "expected the JSON files written by `bench run`")
     sides = ab_sides(records)
     if sides is not None:  # both sides of one A/B: b against a, pair by pair
-        baseline = baseline_from_records(sides[0], f"side a of the same-machine A/B run {sides[0][0].data['run']['ab']['id']}")
+        runs = sorted({r.data["run"]["ab"]["id"] for r in sides[0]})
+        baseline = baseline_from_records(sides[0], f"side a of the same-machine A/B run{'s' * (len(runs) > 1)} "
+                                                   f"{', '.join(runs)}")
         head = head_from_records(sides[1])
     else:
         try:
@@ -100,21 +102,19 @@ def main(args) -> int:
 
 
 def ab_sides(records) -> tuple[list, list] | None:
-    """(side a's records, side b's) when the records are exactly the two sides
-    of one `bench run --ab` (not a reference run: its side b is the nightly,
-    compared by its ratio series), else None."""
-    found: dict[str, list] = {}
+    """(side a's records, side b's) when every record is one side of a
+    `bench run --ab` and each run has both sides (pr-bench: one run per
+    backend), else None. A reference run is no such pair: its side b is the
+    nightly, judged by its ratio series."""
+    found: dict[str, dict[str, list]] = {}
     for rec in records:
         side = ab_side(rec.data)
         if side is None or reference_side(rec.data) is not None:
             return None
-        found.setdefault(side[0], []).append(rec)
-    if len(found) != 1:
+        found.setdefault(side[0], {}).setdefault(side[1], []).append(rec)
+    if not found or any(set(run) != {"a", "b"} for run in found.values()):
         return None
-    [group] = found.values()
-    a = [r for r in group if ab_side(r.data)[1] == "a"]
-    b = [r for r in group if ab_side(r.data)[1] == "b"]
-    return (a, b) if a and b else None
+    return ([r for run in found.values() for r in run["a"]], [r for run in found.values() for r in run["b"]])
 
 
 def _one_setting(records):
