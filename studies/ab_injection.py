@@ -52,6 +52,9 @@ from bench import config  # noqa: E402
 from bench.compare import confirm  # noqa: E402
 from bench.compare.bisect_probe import ABPairs  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "studies"))
+from bench_ab_sensitivity import widen_site  # noqa: E402  (one widened-MLP template for both studies)
+
 SERIES = ("jax", "local-cpu", "mlp", "train")
 BASE_WIDTH = 256
 
@@ -99,43 +102,6 @@ _wrap("make_train_function", "train_function")
 _wrap("make_predict_function", "predict_function")
 '''
 
-COMPUTE_SITE = '''"""Test-only (studies/ab_injection.py): the MLP's hidden layers at {width} units."""
-import importlib.abc
-import importlib.machinery
-import sys
-
-TARGET = "bench.measure.workloads.mlp"
-
-
-def build():
-    import keras
-    from keras import layers
-
-    inputs = keras.Input(shape=(784,), name="pixels")
-    x = layers.Dense({width}, activation="relu", name="dense1")(inputs)
-    x = layers.Dense({width}, activation="relu", name="dense2")(x)
-    return keras.Model(inputs, layers.Dense(10, name="logits")(x), name="mlp")
-
-
-class _Widen(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name != TARGET:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            module.build = build
-
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-sys.meta_path.insert(0, _Widen())
-'''
-
-
 def width_for(fraction: float) -> int:
     """The hidden width whose multiply-adds per sample are (1 + fraction) x the 256-unit MLP's."""
     work = lambda h: 784 * h + h * h + 10 * h  # noqa: E731
@@ -149,7 +115,7 @@ def make_b_python(folder: Path, kind: str, fraction: float) -> Path:
     if kind == "step":
         (folder / "sitecustomize.py").write_text(STEP_SITE.format(fraction=fraction))
     elif kind == "compute":
-        (folder / "sitecustomize.py").write_text(COMPUTE_SITE.format(width=width_for(fraction)))
+        (folder / "sitecustomize.py").write_text(widen_site(width_for(fraction)))
     wrapper = folder / "python"
     wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{folder}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" "$@"\n')
     wrapper.chmod(0o755)
