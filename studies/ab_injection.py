@@ -64,20 +64,21 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 import keras
 
 FRACTION = {fraction!r}
+_clock = time.perf_counter
 
 
 def _slowed(fn):
     state = {{"last": None, "spun": 0.0, "sum": 0.0, "n": 0}}
 
     def call(*args, **kwargs):
-        now = time.perf_counter()
+        now = _clock()
         if state["last"] is not None:  # the interval since the last call, less the spin added to it
             state["sum"] += now - state["last"] - state["spun"]
             state["n"] += 1
         out = fn(*args, **kwargs)
         spin = FRACTION * state["sum"] / state["n"] if state["n"] else 0.0
-        until = time.perf_counter() + spin
-        while time.perf_counter() < until:
+        until = _clock() + spin
+        while _clock() < until:
             pass
         state["last"], state["spun"] = now, spin
         return out

@@ -3,7 +3,6 @@ FRACTION of the step's own time per call, the widened MLP FRACTION of its work."
 
 import importlib.util
 import sys
-import time
 import types
 from pathlib import Path
 
@@ -22,24 +21,31 @@ def study(monkeypatch):
 
 
 def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, monkeypatch):
+    now = [0.0]
+
+    def clock():  # a made-up clock: each reading costs 0.1 ms, each step 20 ms
+        now[0] += 0.0001
+        return now[0]
+
     class Model:
         def make_train_function(self):
             def step():
-                time.sleep(0.02)
+                now[0] += 0.02
             self.train_function = step
 
         make_predict_function = make_train_function
 
     monkeypatch.setitem(sys.modules, "keras", types.SimpleNamespace(Model=Model))
-    exec(study.STEP_SITE.format(fraction=0.5), {})
+    site = {}
+    exec(study.STEP_SITE.format(fraction=0.5), site)
+    site["_clock"] = clock
     m = Model()
     m.make_train_function()
-    t0 = time.perf_counter()
     for _ in range(6):
         m.train_function()
-    spent = time.perf_counter() - t0
-    # 6 steps of 20 ms, and from the second on a spin of half the mean interval before it (~10 ms)
-    assert 0.12 + 4 * 0.009 < spent < 0.12 + 5 * 0.02 + 0.05
+    # 6 steps of ~20 ms; from the second on, each followed by a spin of half the mean
+    # unmodified interval before it (~10 ms): 5 spins, about 170 ms in all
+    assert now[0] == pytest.approx(6 * 0.02 + 5 * 0.01, rel=0.03)
 
 
 def test_the_compute_injection_adds_its_fraction_of_multiply_adds(study):
