@@ -205,3 +205,30 @@ def test_confirm_inputs_name_the_last_good_and_first_bad_nightly():
             "series": "jax/local-cpu/mlp/train", "good": "3.16.0.dev2026110301", "bad": "3.16.0.dev2026110401"}
     steady = Row("jax", "local-cpu", "mlp", "train", 90.0, -0.1, "", 7, "Steady", "samples/s", "bigger", None, None)
     assert confirm_alert.confirm_inputs(steady, series) is None
+
+
+FAKE_VENV = """#!/bin/bash
+# The job venv's python: pip answers as an empty venv; `-m bench confirm` logs its arguments.
+if [ "$1 $2 $3" = "-m pip list" ]; then echo '[]'; exit 0; fi
+if [ "$1 $2" = "-m pip" ]; then exit 0; fi
+if [ "$1 $2 $3" = "-m bench confirm" ]; then printf '%s\\n' "$*" > "$ARGS_LOG"; echo "jax/x/mlp/train: SAME"; exit 0; fi
+exec REAL "$@"
+"""
+
+
+def test_run_confirm_installs_bench_then_confirms_and_writes_the_summary(tmp_path):
+    venv = tmp_path / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").write_text(FAKE_VENV.replace("REAL", sys.executable))
+    (venv / "python").chmod(0o755)
+    out = tmp_path / "bench-out"
+    env = {**os.environ, "BENCH_VENV": str(tmp_path / "venv"), "BENCH_SKIP_INSTALL": "1",
+           "BENCH_OUT": str(out / "records"), "ARGS_LOG": str(tmp_path / "args"), "SERIES": "jax/x/mlp/train",
+           "GOOD": "3.16.0.dev2026102604", "BAD": "3.16.0.dev2026102704", "CONFIRM_MINUTES": "15"}
+    done = subprocess.run(["bash", str(ROOT / "scripts" / "run-confirm.sh")], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "args").read_text() == (
+        f"-m bench confirm --series jax/x/mlp/train --good 3.16.0.dev2026102604 --bad 3.16.0.dev2026102704 "
+        f"--work {out / 'confirm'} --out {out / 'confirm' / 'result.json'} --budget-minutes 15\n")
+    assert (out / "confirm.md").read_text() == "### confirm jax/x/mlp/train\n\njax/x/mlp/train: SAME\n"
+    assert json.loads((out / "confirm" / "install-bench.json").read_text())["skipped_install"] is True
