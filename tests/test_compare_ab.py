@@ -206,7 +206,7 @@ def test_head_records_holding_both_sides_are_compared_pair_by_pair_without_readi
     assert (row["verdict"], row["basis"], row["head_n"]) == ("slower", "pairs", 8)
 
 
-def _night(day, value, *, duet, protocol=("protocol-workers", 2)):
+def _night(day, value, *, duet, protocol=("workers", 12)):
     run = {"protocol": {"name": protocol[0], "version": protocol[1]}}
     if duet:
         run["ab"] = {"id": f"n{day}", "side": "b", "python": "/v/bin/python", "mode": "duet", "reference": True}
@@ -227,9 +227,9 @@ def test_past_nights_count_only_when_measured_like_the_head(tmp_path, capsys):
     path.write_text(json.dumps(data_head))
     assert cli.main(["compare", "--base", str(data), "--head", str(path), "--format", "json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["baseline"].endswith("measured as protocol-workers 2, solo")
+    assert out["baseline"].endswith("measured as workers 12, solo")
     [row] = out["benchmarks"]
-    # Only the 5 solo protocol-2 nights: the head is one of them, not 2x faster than the duets.
+    # Only the 5 solo workers-v12 nights: the head is one of them, not 2x faster than the duets.
     assert (row["verdict"], row["base_runs"]) == ("unchanged", 5)
 
 
