@@ -37,9 +37,11 @@ TAB="$(printf '\t')"
 FIELDS='[.id, .path, .event, .head_repository.full_name, .head_branch, .created_at, .run_started_at, .run_attempt] | @tsv'
 
 say() { echo "collect-artifacts: $*" >&2; }
-note() {  # a refusal: stderr and the job summary
-  say "$*"
-  [[ -z "${GITHUB_STEP_SUMMARY:-}" ]] || echo "- collect-artifacts: $*" >> "$GITHUB_STEP_SUMMARY"
+note() {  # a refusal: stderr and the job summary (a fork's branch or repository name is
+  say "$*"  # untrusted text: through the one markdown escaper, bench/present/escape.py)
+  [[ -z "${GITHUB_STEP_SUMMARY:-}" ]] || printf '%s' "$*" | python3 -c 'import sys; sys.path.insert(0, sys.argv[1])
+from bench.present.escape import markdown
+print("- collect-artifacts: " + markdown(sys.stdin.read()))' "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" >> "$GITHUB_STEP_SUMMARY"
 }
 
 [[ "$workflow" =~ ^[A-Za-z0-9._-]+\.ya?ml$ ]] || { say "error: WORKFLOW is '$workflow'; expected a workflow file name such as nightly.yml"; exit 2; }

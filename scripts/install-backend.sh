@@ -11,7 +11,7 @@
 #   BENCH_PLUGINS        plugin requirements, installed with --no-deps so pip keeps
 #                        keras-nightly instead of the stable keras they declare
 #   BENCH_KERAS_VERSION  a keras-nightly version (default: the newest)
-#   BENCH_KERAS_REF      a keras-team/keras git ref to install instead of nightly
+#   BENCH_KERAS_REF      a keras-team/keras commit (full SHA) to install instead of nightly
 #   BENCH_SKIP_INSTALL=1 create and install nothing: log what BENCH_VENV already
 #                        has (the local rehearsal, scripts/local-nightly.sh)
 #
@@ -39,8 +39,10 @@ die() { echo "install-backend: error: $*" >&2; exit 2; }
 if [[ -n "$keras_version" && ! "$keras_version" =~ ^[0-9][0-9A-Za-z.+!-]*$ ]]; then
   die "BENCH_KERAS_VERSION is '$keras_version'; expected a version such as 3.14.0.dev2026120203"
 fi
-if [[ -n "$keras_ref" && ! "$keras_ref" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ ]]; then
-  die "BENCH_KERAS_REF is '$keras_ref'; expected a git branch, tag or commit such as master"
+# A full commit SHA only: a branch, tag or refs/pull/N/head resolves when the job
+# runs, hours after the dispatch, to whatever was pushed there meanwhile.
+if [[ -n "$keras_ref" && ! "$keras_ref" =~ ^[0-9a-f]{40}$ ]]; then
+  die "BENCH_KERAS_REF is '$keras_ref'; expected a full 40-hex-digit keras-team/keras commit SHA (a branch, tag or pull ref moves)"
 fi
 if [[ ! "$keras_repo" =~ ^(https://|file:///)[A-Za-z0-9._/~-]+$ ]]; then
   die "BENCH_KERAS_REPO is '$keras_repo'; expected an https:// or file:/// git URL"

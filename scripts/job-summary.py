@@ -3,9 +3,11 @@
 
     python scripts/job-summary.py RECORDS_DIR >> "$GITHUB_STEP_SUMMARY"
 
-A benchmark job step (nightly.yml, pr-bench.yml). Standard library only: it
-runs with the runner's Python even when the job's environment failed to
-install. One table per record: model, mode, status, the headline value with
+A benchmark job step (nightly.yml, pr-bench.yml). Standard library and
+bench's escaper only (it imports nothing else): it runs with the runner's
+Python even when the job's environment failed to install. Every text from a
+record (written where third-party code ran) goes through the one markdown
+escaper, bench.present.escape.markdown. One table per record: model, mode, status, the headline value with
 its unit, and the failure kind and first line of its message. Prints a notice
 and exits 0 when there is no record, so the summary never fails a job.
 """
@@ -15,6 +17,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.present.escape import markdown as _cell  # noqa: E402  (the one markdown escaper)
 
 NOTE_CHARS = 120  # a failure message's first line, cut to fit a table cell
 
@@ -39,12 +45,12 @@ def summarize(path: Path) -> str:
         target, run, env = data["target"], data["run"], data.get("environment", {})
         results = data["results"]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        return f"### {path.name}\n\nUnreadable record: {_cell(str(e))}\n"
+        return f"### {_cell(path.name)}\n\nUnreadable record: {_cell(str(e))}\n"
     lines = [
-        f"### {target['backend']} on {target['device']}",
+        f"### {_cell(target['backend'])} on {_cell(target['device'])}",
         "",
-        f"Keras {env.get('keras_version', '?')} ({env.get('keras_source', 'nightly')}), "
-        f"run {run['id']} attempt {run['attempt']}, record `{path.name}`",
+        f"Keras {_cell(env.get('keras_version', '?'))} ({_cell(env.get('keras_source', 'nightly'))}), "
+        f"run {_cell(run['id'])} attempt {_cell(run['attempt'])}, record {_cell(path.name)}",
         "",
         "| model | mode | status | value | note |",
         "|---|---|---|---|---|",
@@ -71,11 +77,6 @@ def _note(result: dict) -> str:
     first = str(error.get("message", "")).strip().splitlines()[:1]
     text = f"{error.get('kind', '?')}: {first[0] if first else ''}".strip()
     return _cell(text[:NOTE_CHARS] + ("…" if len(text) > NOTE_CHARS else ""))
-
-
-def _cell(value) -> str:
-    """Text that cannot break out of a markdown table cell."""
-    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 if __name__ == "__main__":

@@ -466,7 +466,7 @@ def test_a_keras_ref_ab_posts_its_comparison(world):
     temp.mkdir()
     env = {**world["env"], "GITHUB_RUN_ID": "701", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "workflow_dispatch",
            "GITHUB_REPOSITORY": REPO, "RUNNER_TEMP": str(temp), "BENCH_DEVICE": "local-cpu", "BENCH_BACKEND": "jax",
-           "BENCH_KERAS_BACKEND": "jax", "BENCH_INSTALL": "", "BENCH_PLUGINS": "", "KERAS_REF": "my-branch",
+           "BENCH_KERAS_BACKEND": "jax", "BENCH_INSTALL": "", "BENCH_PLUGINS": "", "KERAS_REF": "cccccccccccccccccccccccccccccccccccccccc",
            "BENCH_SKIP_INSTALL": "1"}
     env.update(line.split("=", 1) for line in sh(["sh", SCRIPTS / "job-paths.sh"], env).stdout.splitlines())
     writer = world["tmp"] / "fake_ab.py"
@@ -481,7 +481,7 @@ def test_a_keras_ref_ab_posts_its_comparison(world):
     sh(["bash", SCRIPTS / "run-ab.sh"], env)
     out = temp / "bench-out"
     summary = (out / "compare.md").read_text()
-    assert summary.startswith("<!-- keras-nightly-bench:keras-ref -->\n### Keras `my-branch` against the current nightly")
+    assert summary.startswith("<!-- keras-nightly-bench:keras-ref -->\n### Keras `cccccccccccccccccccccccccccccccccccccccc` against the current nightly")
     assert "<!-- keras-nightly-bench:compare -->" not in summary and "mlp" in summary
     assert sorted(p.name for p in (out / "ab").glob("install-*.json")) == ["install-nightly.json", "install-ref.json"]
     assert json.loads((out / "ab" / "install-ref.json").read_text())["keras_source"] == "git"
@@ -491,7 +491,7 @@ def test_a_keras_ref_ab_posts_its_comparison(world):
         {"path": ".github/workflows/keras-ref.yml", "event": "workflow_dispatch"}))
     ctx = {"github": {"run_id": "701", "run_attempt": "1", "token": "fake", "server_url": "https://github.example",
                       "repository": REPO},
-           "inputs": {"pr": "42", "keras_ref": "my-branch"}, "runner": {"temp": str(world["tmp"] / "comment-job")}}
+           "inputs": {"pr": "42", "keras_ref": "cccccccccccccccccccccccccccccccccccccccc"}, "runner": {"temp": str(world["tmp"] / "comment-job")}}
     done, steps, _ = play_job(world, "keras-ref.yml", "comment", ctx)
     assert done, steps
     (comment,) = json.loads((world["gh"] / "comments" / "42.json").read_text())

@@ -160,7 +160,7 @@ def test_write_permissions_only_where_the_design_allows():
         "publish.yml:readme": {"contents"},
         "publish.yml:deploy": {"pages", "id-token"},
         "pr-comment.yml:comment": {"pull-requests"},
-        "pr-command.yml:dispatch": {"actions"},
+        "pr-command.yml:dispatch": {"actions", "pull-requests"},  # dispatch, and reply on the PR
         "keras-ref.yml:comment": {"pull-requests"},
         "publish.yml:alert": {"issues"},
         "bisect.yml:comment": {"issues"},
@@ -291,8 +291,10 @@ def test_benchmark_comment_is_handled_on_github_hosted_for_maintainers_only():
     assert job["runs-on"] == "ubuntu-latest"
     assert "github.event.comment.author_association" in job["if"]
     assert '["OWNER", "MEMBER", "COLLABORATOR"]' in job["if"]
-    assert job["permissions"] == {"actions": "write", "pull-requests": "read"}
+    assert job["permissions"] == {"actions": "write", "pull-requests": "write"}
     assert [s["run"] for s in job["steps"] if "run" in s] == ["bash scripts/pr-dispatch.sh"]
+    # the permission check (write, maintain, admin) needs the login; pr-dispatch.sh asks GitHub
+    assert job["steps"][-1]["env"]["COMMENT_AUTHOR"] == "${{ github.event.comment.user.login }}"
 
 
 def test_pr_comment_has_the_only_pull_request_write_and_runs_on_github_hosted():
