@@ -16,9 +16,9 @@
 #                        has (the local rehearsal, scripts/local-nightly.sh)
 #
 # Exit status: 0 when everything installed; 1 when a step failed (the log says
-# which -- venv, harness (bench's own requirements), backend, plugins -- with
+# which -- venv, harness (bench's own requirements), backend, keras, plugins -- with
 # the last lines of its output; `bench run --install-log`, or when bench itself
-# is missing scripts/install-failure.py, then records every benchmark as
+# is missing `bench failure-record --kind install`, then records every benchmark as
 # failed/install); 2 for bad inputs. bash 3.2 (macOS) safe: no mapfile, and
 # every possibly empty array is expanded as ${a[@]+"${a[@]}"}.
 set -euo pipefail
@@ -120,9 +120,14 @@ elif ! "$python" -m venv --clear "$venv" > "$work/venv.out" 2>&1; then
   failed_step="venv"
 else
   # Without bench's own requirements bench cannot run: run-bench.sh then
-  # writes the install-failure record (scripts/install-failure.py) instead.
+  # writes the install-failure record (`bench failure-record`) instead.
+  # The backend and Keras in pip calls of their own: a backend's install may
+  # name its own index (--index-url replaces PyPI for the whole call, and
+  # keras-nightly is only on PyPI). The backend first, so that Keras's files
+  # win over a stable keras that a backend may pull in.
   step harness ${harness_args[@]+"${harness_args[@]}"} \
-    && step backend "$keras_spec" ${backend_args[@]+"${backend_args[@]}"} \
+    && { [[ ${#backend_args[@]} -eq 0 ]] || step backend "${backend_args[@]}"; } \
+    && step keras "$keras_spec" \
     && { [[ ${#plugin_args[@]} -eq 0 ]] || step plugins --no-deps "${plugin_args[@]}"; } \
     || true
 fi

@@ -9,7 +9,9 @@ FAKE_GH_ROOT layout:
   runs/<run id>/<artifact name>/...  artifacts of a workflow run
   runs/<run id>.json                 the run's fields, over the defaults of a
                                      scheduled nightly.yml run of this repository
-                                     on main (path, event, head_repository, head_branch)
+                                     on main (path, event, head_repository, head_branch);
+                                     a created_at given here is honoured by a sweep's
+                                     `created>=` filter (a derived one counts as recent)
   workflow-runs.jsonl                `gh workflow run` calls, one JSON a line
   FAKE_GH_FAIL (environment)         a call whose argv contains this text fails (HTTP 502)
   pulls/<n>.json                     GET repos/R/pulls/<n>
@@ -112,6 +114,7 @@ def _run_fields(run: str) -> dict:
     extra = ROOT / "runs" / f"{run}.json"
     if extra.exists():
         fields.update(json.loads(extra.read_text()))
+        fields["created_given"] = "created_at" in fields and "created_at" in json.loads(extra.read_text())
     return fields
 
 
@@ -157,17 +160,21 @@ def api(args: list[str], stdin: str) -> int:
     if method == "GET" and len(parts) == 3 and jq == ".default_branch":
         print("main")
         return 0
-    if method == "GET" and parts[3:5] == ["actions", "runs"] and len(parts) == 6 and jq == RUN_FIELDS:
+    if method == "GET" and parts[3:5] == ["actions", "runs"] and len(parts) == 6 and jq in (RUN_FIELDS, ".created_at"):
         if not (ROOT / "runs" / parts[5]).is_dir():
             return fail("HTTP 404: Not Found")
-        print(_tsv(_run_fields(parts[5])))
+        run = _run_fields(parts[5])
+        print(_tsv(run) if jq == RUN_FIELDS else run["created_at"])
         return 0
     if (method == "GET" and parts[3:5] == ["actions", "workflows"] and parts[6:] == ["runs"]
             and jq == f".workflow_runs[] | {RUN_FIELDS}"):
         runs = [_run_fields(r) for r in _run_ids()]
+        query = next((a.split("?", 1)[1] for a in args if "?" in a), "")
+        since = next((kv[len("created=%3E%3D"):] for kv in query.split("&") if kv.startswith("created=%3E%3D")), "")
         # GitHub lists the runs of the workflow file's id; the file name picks it.
         for run in runs:
-            if run["path"].split("/")[-1] == parts[5]:
+            if run["path"].split("/")[-1] == parts[5] and (not run.get("created_given")
+                                                           or run["created_at"][:10] >= since):
                 print(_tsv(run))
         return 0
     if method == "GET" and parts[3] == "pulls" and len(parts) == 5:
@@ -194,6 +201,8 @@ def api(args: list[str], stdin: str) -> int:
     if parts[3:4] == ["issues"] and (len(parts) == 4 or (len(parts) == 5 and parts[4].isdigit())):
         query = next((a.split("?", 1)[1] for a in args if "?" in a), "")
         return issues(method, parts, stdin, query)
+    if parts[3:4] == ["issues"] and parts[5:] == ["labels"] and method == "POST":
+        return add_labels(parts[4], stdin)
     if parts[3:4] == ["issues"]:
         return comments(method, parts, stdin, paginate)
     return fail(f"fake gh: unsupported api call {args}")
@@ -283,6 +292,19 @@ def issues(method: str, parts: list[str], stdin: str, query: str) -> int:
         print(json.dumps(it))
         return 0
     return fail(f"fake gh: unsupported issues call {method} {parts}")
+
+
+def add_labels(number: str, stdin: str) -> int:
+    """POST repos/R/issues/<n>/labels {"labels": [...]}: added to issues/<n>.json (made if absent)."""
+    path = ROOT / "issues" / f"{number}.json"
+    path.parent.mkdir(exist_ok=True)
+    it = json.loads(path.read_text()) if path.exists() else {
+        "number": int(number), "title": "", "body": "", "state": "open", "labels": []}
+    have = [lb["name"] for lb in it["labels"]]
+    it["labels"] += [{"name": n} for n in json.loads(stdin)["labels"] if n not in have]
+    path.write_text(json.dumps(it))
+    print(json.dumps(it["labels"]))
+    return 0
 
 
 def fail(message: str) -> int:

@@ -133,7 +133,7 @@ def test_a_fresh_repository_whose_token_cannot_make_labels_gets_one_issue_not_on
     [issue] = issues(gh).values()
     assert issue["labels"] == [] and issue["user"]["login"] == "github-actions[bot]"
     err = capsys.readouterr().err
-    assert err.count("bench alert: cannot create label 'bench-regression' (gh api repos/o/r/labels -X POST: "
+    assert err.count("bench alert: cannot create label 'bench-regression' (gh api repos/o/r/labels -X POST failed (1): "
                      "HTTP 403: Resource not accessible by integration") == 1  # once: the later runs open nothing
     assert "Issues > Labels, or see docs/security.md" in err
 

@@ -38,7 +38,7 @@ def test_what_it_already_did_still_holds():
 
 
 def test_the_job_summary_escapes_every_record_text(tmp_path):
-    # scripts/job-summary.py: the record was written where third-party code ran
+    # bench job-summary: the record was written where third-party code ran
     import json
     import subprocess
     import sys
@@ -50,9 +50,9 @@ def test_the_job_summary_escapes_every_record_text(tmp_path):
     rec["target"]["device"] = "@team"
     rec["run"]["id"] = "`x`"
     (tmp_path / "r.json").write_text(json.dumps(rec))
-    script = Path(__file__).resolve().parent.parent / "scripts" / "job-summary.py"
-    out = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True,
-                         check=True).stdout
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "bench", "job-summary", str(tmp_path)], capture_output=True,
+                         text=True, check=True, cwd=root).stdout
     assert f"### jax on @{ZW}team" in out
     assert rf"Keras \[x\]\(http{ZW}://evil.example\) \#{ZW}1 \$\\huge y\$ (nightly), run \`x\` attempt 1" in out
 

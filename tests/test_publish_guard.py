@@ -117,9 +117,18 @@ def test_expect_run_id_refuses_a_record_of_another_run(bare, tmp_path, capsys):
 
 def test_run_created_at_bounds_the_dates(bare, tmp_path, capsys):
     write(rec(run_id="42"), tmp_path / "a")  # started 2026-11-01T02:00Z
-    assert cli_publish(bare, "--expect-run-id", "42", "--run-created-at", "2026-10-30T00:00:00Z", tmp_path / "a") == 3
+    assert cli_publish(bare, "--expect-run-id", "42", "--run-created-at", "2026-10-29T00:00:00Z", tmp_path / "a") == 3
     assert ("field run.started_at is 2026-11-01T02:00:00Z, after 2026-10-31T02:00:00Z; its run was created at "
-            "2026-10-30T00:00:00Z, and a record may be dated at most 26 h after that") in capsys.readouterr().err
+            "2026-10-29T00:00:00Z, and a record may be dated at most 50 h after that") in capsys.readouterr().err
+
+
+def test_a_job_that_waited_two_days_for_its_runner_is_still_published(bare, tmp_path):
+    # GitHub keeps a job queued for an offline self-hosted runner up to 48 h:
+    # the device comes back, runs the stale job, and its record is taken
+    # (before, 26 h: refused, and every later sweep turned red again).
+    write(rec(run_id="43"), tmp_path / "a")  # started 2026-11-01T02:00Z, 47 h after its run was created
+    assert cli_publish(bare, "--expect-run-id", "43", "--run-created-at", "2026-10-30T03:00:00Z", tmp_path / "a") == 0
+    assert list(listing(bare)) == [rec(run_id="43").relpath()]
 
 
 def test_a_rerun_attempt_may_be_dated_after_its_newest_start_but_not_before_creation(tmp_path):
@@ -128,8 +137,9 @@ def test_a_rerun_attempt_may_be_dated_after_its_newest_start_but_not_before_crea
                                                  started_at=created + timedelta(days=2)).to_json())
     rerun = Provenance("5", created_at=created, run_attempt=2, run_started_at=created + timedelta(days=2))
     assert isinstance(admit(tmp_path / "r.json", Gate(every=rerun)), RunRecord)
-    got = admit(tmp_path / "r.json", Gate(every=Provenance("5", created_at=created, run_attempt=2)))
-    assert isinstance(got, Refusal) and "its run was created at 2026-10-30T00:00:00Z" in got.reason
+    got = admit(tmp_path / "r.json", Gate(every=Provenance("5", created_at=created - timedelta(hours=3),
+                                                           run_attempt=2)))
+    assert isinstance(got, Refusal) and "its run was created at 2026-10-29T21:00:00Z" in got.reason
     early = Provenance("5", created_at=created + timedelta(days=3), run_started_at=created + timedelta(days=3))
     got = admit(tmp_path / "r.json", Gate(every=early))
     assert isinstance(got, Refusal) and "before its run was created (2026-11-02T00:00:00Z)" in got.reason

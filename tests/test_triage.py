@@ -5,7 +5,9 @@ show the mark on that change, and an invalid change stops counting toward
 Regressed."""
 
 import json
+import os
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +119,15 @@ def test_github_unreachable_leaves_the_file_as_it_was(alerted, gh, capsys, monke
     assert cli.main(["triage", "--data", str(alerted), "--repo", "o/r"]) == 0
     assert "cannot read the alert issues" in capsys.readouterr().err
     assert (alerted / triage.FILE).read_text() == before
+
+
+def test_the_triage_step_holds_a_token_so_it_imports_no_third_party_code(tmp_path):
+    # publish.yml gives `bench triage` the job's token; numpy and scipy (the
+    # status rule's) must never load beside it (tests/test_workflows.py, COMPUTES).
+    import subprocess
+    import sys
+    code = ("import sys; from bench import cli; from bench.commands import triage; import bench.ci.triage; "
+            "print(sorted(m for m in ('numpy', 'scipy', 'yaml', 'jsonschema') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)})
+    assert out.stdout.strip() == "[]"

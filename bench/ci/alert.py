@@ -163,7 +163,7 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
                   f"- Keras commits between them: {w.commits_url}"]
         lines += [f"- also changed: {escape(c.text())}" for c in w.env_changes]
     lines += _origin_lines(r)
-    if r.host is not None:  # a slower host on the nights since is likely the machine (README "A slow host")
+    if r.host is not None:  # a slower host since: likely the machine (docs/protocol.md, "A slow host")
         lines.append(f"- on the nights since: {host.describe(r.host)}")
     if link:
         lines.append(f"- chart: {link}")

@@ -21,13 +21,12 @@ carries on.
 from __future__ import annotations
 
 import json
-import subprocess
 from typing import Iterable
 
 from bench.ci.alert import LABEL, Action, Issue, parse_issue
+from bench.ci.github import GitHubError, api
 from bench.errors import EXIT_NO, BenchError
 
-GH_TIMEOUT = 120
 BOT = "github-actions[bot]"  # who opens the issues with the workflow's GITHUB_TOKEN
 COLOURS = {LABEL: "d73a4a", "backend": "1d76db", "device": "5319e7"}
 
@@ -39,20 +38,11 @@ class AlertError(BenchError, RuntimeError):
 
 
 def gh(args: list[str], payload: dict | None = None) -> str:
-    cmd = ["gh", "api", *args]
-    if payload is not None:
-        cmd += ["--input", "-"]
+    """`gh api ARGS` through bench.ci.github; a failure is an AlertError (same message)."""
     try:
-        done = subprocess.run(cmd, input=json.dumps(payload) if payload is not None else None,
-                              capture_output=True, text=True, timeout=GH_TIMEOUT)
-    except FileNotFoundError:
-        raise AlertError("gh is not installed; expected the GitHub CLI on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise AlertError(f"gh api {args[0]} gave no answer in {GH_TIMEOUT}s") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise AlertError(f"gh api {' '.join(args[:3])}: {last}")
-    return done.stdout
+        return api(args, payload)
+    except GitHubError as e:
+        raise AlertError(str(e)) from None
 
 
 def _pages(text: str) -> list:

@@ -28,15 +28,16 @@ def add_arguments(parser):
 
 
 def main(args) -> int:
-    from bench.ci import issues, triage as read
+    from bench.ci import triage as read
+    from bench.ci.github import GitHubError
     from bench.records import triage
 
     repo = args.repo or os.environ.get("GITHUB_REPOSITORY", "")
     if "/" not in repo.strip("/"):
         raise UsageError(f"--repo {repo!r}; expected OWNER/NAME (or $GITHUB_REPOSITORY)")
     try:
-        marks = read.read_marks(repo, args.author or issues.BOT, warn=sys.stderr)
-    except issues.AlertError as e:
+        marks = read.read_marks(repo, args.author or read.BOT, warn=sys.stderr)
+    except GitHubError as e:
         # The dashboard still builds: the marks stay as the file last had them.
         print(f"bench triage: cannot read the alert issues ({e}); {triage.FILE} left as it was", file=sys.stderr)
         return 0

@@ -1,4 +1,4 @@
-"""Types of the optional fields the record contract grew (README, "Run records").
+"""Types of the optional fields the record contract grew (docs/DESIGN.md, "Record contract extensions").
 
 The schema allows extra fields anywhere, so schema_version 1 does not say
 what type `run.protocol` or a result's `workers` must have; these checks do,

@@ -21,8 +21,9 @@ A file is refused when it
     file beside attempt 1, and win), or a model or mode that benchmarks.yaml
     does not name (Gate.models, Gate.modes: each one would be a new series,
     and thousands of them overrun the site's build);
-  - is dated (run.started_at or run.night) more than Limits.ahead after the
-    run it came from (its creation time), or after now when that is unknown:
+  - is dated (run.started_at or run.night) more than Limits.late after the
+    run it came from (its creation time), or Limits.ahead after now when that
+    is unknown:
     a record dated 9999 would turn every series Stale; or has a run.night
     other than its run's own night (the UTC date it was created) or the one
     before (a dispatch before 02:17 UTC is for last night): a record of
@@ -53,7 +54,7 @@ API, one entry per downloaded artifact folder):
 run_id is required; the rest is checked when present. A record file below
 no listed folder is refused. created_at and run_started_at are the API's
 fields: a re-run attempt starts later than its run was created, so a record
-may be dated up to Limits.ahead after the later of the two, and no earlier
+may be dated up to Limits.late after the later of the two, and no earlier
 than created_at.
 """
 
@@ -86,9 +87,13 @@ class Limits:
     hostile file, or a flood of them, cannot make the branch, the report or
     the site slow or huge.
 
-    ahead: how far after its run's creation a record may be dated. A day, as
-    issue 11 asks, plus two hours: GitHub lets a job wait 24 h in the queue
-    for an offline runner, and installing and benchmarking take a while.
+    ahead: how far after now a record without provenance may be dated (a
+    runner's clock ahead of ours; the readers use it too).
+    late: how far after its run's creation (or its newest attempt's start) a
+    record may be dated. Two days plus two hours: a job queued for an offline
+    self-hosted runner may wait up to 48 h before GitHub cancels it, and
+    installing and benchmarking take a while; a device that comes back inside
+    that window runs its queued job, and the record keeps its run's night.
     """
 
     file_bytes: int = 2 * 1024 * 1024
@@ -99,6 +104,7 @@ class Limits:
     attempts: int = 1000    # run.attempt; GitHub allows far fewer re-runs
     depth: int = 16
     ahead: timedelta = timedelta(hours=26)
+    late: timedelta = timedelta(hours=50)
     # One artifact is one (device, backend) job: a record, and its reference
     # build's two sides; a series is (backend, device, model, mode), a few
     # models x modes x metrics. A run is one artifact per matrix entry.
@@ -117,8 +123,10 @@ class Limits:
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"Limits.{name} is {v!r}; expected an integer >= 1")
-        if not isinstance(self.ahead, timedelta) or self.ahead < timedelta(0):
-            raise ValueError(f"Limits.ahead is {self.ahead!r}; expected a timedelta >= 0")
+        for name in ("ahead", "late"):
+            v = getattr(self, name)
+            if not isinstance(v, timedelta) or v < timedelta(0):
+                raise ValueError(f"Limits.{name} is {v!r}; expected a timedelta >= 0")
 
 
 @dataclass(frozen=True)
@@ -369,17 +377,20 @@ def _dates(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     if prov is not None and prov.run_started_at is not None and (prov.created_at is None
                                                                  or prov.run_started_at > prov.created_at):
         base, what = prov.run_started_at, f"its run's newest attempt started at {_fmt(prov.run_started_at)}"
+        window = gate.limits.late
     elif prov is not None and prov.created_at is not None:
         base, what = prov.created_at, f"its run was created at {_fmt(prov.created_at)}"
+        window = gate.limits.late
     else:
         base, what = (gate.now or datetime.now(timezone.utc)), "it is now " + _fmt(gate.now or datetime.now(timezone.utc))
-    latest = base + gate.limits.ahead
+        window = gate.limits.ahead
+    latest = base + window
     if rec.started_at > latest:
         return (f"field run.started_at is {_fmt(rec.started_at)}, after {_fmt(latest)}; {what}, and a record may "
-                f"be dated at most {_hours(gate.limits.ahead)} after that")
+                f"be dated at most {_hours(window)} after that")
     if "night" in rec.data["run"] and rec.night > latest.date():
         return (f"field run.night is {rec.night.isoformat()}, after {latest.date().isoformat()}; {what}, and a "
-                f"record may be dated at most {_hours(gate.limits.ahead)} after that")
+                f"record may be dated at most {_hours(window)} after that")
     if prov is not None and prov.created_at is not None and rec.started_at < prov.created_at - _SKEW:
         return (f"field run.started_at is {_fmt(rec.started_at)}, before its run was created "
                 f"({_fmt(prov.created_at)}); expected a record made by that run")

@@ -167,7 +167,7 @@ CASES = {
                           "field results[0].memory.host_peak_bytes is 10000000", "skipped"),
     # -- dates and provenance -----------------------------------------------------
     "dated_9999": (text(edit(**{"run.started_at": "9999-12-31T23:00:00Z"})), "refused",
-                   "run.started_at is 9999-12-31T23:00:00Z, after 2026-12-01T04:17:00Z", "skipped"),
+                   "run.started_at is 9999-12-31T23:00:00Z, after 2026-12-02T04:17:00Z", "skipped"),
     "night_9999": (text(edit(**{"run.night": "9999-12-31"})), "refused", "run.night is 9999-12-31", "skipped"),
     "before_its_run": (text(edit(**{"run.started_at": "2026-01-01T00:00:00Z"})), "refused",
                        "before its run was created", "ok"),
