@@ -60,31 +60,30 @@ def test_two_changes_on_one_night_each_keep_their_own_class():
     assert kinds == [("backend",), ("backend", "device"), ("device",)]
 
 
+def classified(kind: str, seeds=range(8)):
+    """(case, key, origin) of each checked series of `kind` cases read as `kind`."""
+    for seed in seeds:
+        case = build(kind, seed)
+        got = origins(case)
+        yield from ((case, k, got[k]) for k in case.truth if k in got and got[k].kind == kind)
+
+
 def test_a_backend_change_says_whether_the_backend_itself_moved():
     seen = set()
-    for seed in range(8):
-        case = build("backend", seed)
-        got = origins(case)
-        for k in case.truth:
-            if k in got and got[k].kind == "backend":
-                bumped = case.versions[k]
-                assert bool(got[k].versions) == bumped
-                assert ("2.0 → 2.1" in got[k].text()) == bumped
-                assert ("only Keras" in got[k].text()) != bumped
-                seen.add(bumped)
+    for case, k, o in classified("backend"):
+        bumped = case.versions[k]
+        assert bool(o.versions) == bumped
+        assert ("2.0 → 2.1" in o.text()) == bumped and ("only Keras" in o.text()) != bumped
+        seen.add(bumped)
     assert seen == {True, False}
 
 
 def test_a_device_change_names_the_driver_change():
     seen = set()
-    for seed in range(8):
-        case = build("device", seed)
-        got = origins(case)
-        for k in case.truth:
-            if k in got and got[k].kind == "device":
-                assert ("driver 570 → 575" in got[k].machine) == case.machine[k]
-                assert not got[k].bisect_keras()
-                seen.add(case.machine[k])
+    for case, k, o in classified("device"):
+        assert ("driver 570 → 575" in o.machine) == case.machine[k]
+        assert not o.bisect_keras()
+        seen.add(case.machine[k])
     assert seen == {True, False}
 
 
