@@ -28,6 +28,7 @@ Reports:
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import sys
 import time
@@ -204,12 +205,12 @@ def replay(method, streams):
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--streams", type=int, default=8, help="step streams per kind, level and size (signs alternate)")
-    p.add_argument("--years", type=int, default=2, help="replayed series-years per kind and level")
+    p.add_argument("--streams", type=int, default=6, help="step streams per kind, level and size (signs alternate)")
+    p.add_argument("--years", type=int, default=1, help="replayed series-years per kind and level")
     p.add_argument("--methods", default=",".join(METHODS))
     p.add_argument("--jobs", type=int, default=2, help="processes (one per noise kind and level at a time)")
     args = p.parse_args(argv)
-    methods = [m for m in args.methods.split(",") if m]
+    methods = [m for m in args.methods.split(",") if m and _installed(m)]
     groups = [(k, lv) for k in KINDS for lv in LEVELS[k]]
     det, flat_calls, fa = {}, {}, {}
     t0 = time.time()
@@ -221,6 +222,24 @@ def main(argv=None) -> int:
             print(f"[{time.time() - t0:.0f} s] {g}", file=sys.stderr)
     _print(methods, det, flat_calls, fa)
     return 0
+
+
+LIBRARIES = {"E-Divisive": "signal_processing_algorithms.energy_statistics.energy_statistics",
+             "otava": "otava.analysis", "PELT (l1)": "ruptures"}
+
+
+def _installed(method: str) -> bool:
+    """Is the method known, and its library importable? Says so on stderr when not."""
+    if method not in METHODS:
+        print(f"status_eval: method {method!r} unknown; expected some of {', '.join(METHODS)}", file=sys.stderr)
+        return False
+    try:
+        importlib.import_module(LIBRARIES.get(method, "scipy.stats"))
+    except ImportError as e:
+        print(f"status_eval: {method} left out: {e} (pip install --no-deps -r requirements/studies.txt)",
+              file=sys.stderr)
+        return False
+    return True
 
 
 def _group(job):

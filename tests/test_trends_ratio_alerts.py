@@ -4,7 +4,10 @@ its status drives `bench alert`, the summary line, `report --status` and
 
 import json
 import math
+from datetime import timedelta
 from types import SimpleNamespace
+
+import pytest
 
 from bench.ci import alert
 from bench.commands import report
@@ -63,3 +66,20 @@ def _written(r, status, capsys):
     report.write(args, {}, r)
     keys = {tuple(d[k] for k in ("backend", "device", "model", "mode")) for d in json.loads(capsys.readouterr().out)}
     return [x for x in r if x.key in keys]
+
+
+def test_the_ratios_pairs_give_each_night_its_own_standard_error():
+    from bench.analyse.series import reference_series
+    from bench.measure.reference import log_se
+    from tests.helpers import T0, make_record, ok
+
+    logs = [0.01, -0.02, 0.03, 0.0]
+    assert log_se(logs) == pytest.approx(1.2533 * 0.020817 / 2, rel=1e-4)  # 1.2533 * SD / sqrt(n)
+    assert log_se(logs[:2]) is None  # too few pairs to tell
+    recs = [make_record([ok("cnn", "train", 90.0, reference={"value": 100.0, "ratio": 0.9, "pairs": 8,
+                                                              **({"log_se": 0.004} if se else {})})],
+                        started_at=T0 + timedelta(days=i),
+                        run={"ab": {"id": "r", "side": "b", "python": "py", "reference": True, "mode": "duet"}})
+            for i, se in enumerate((True, False))]
+    (s,) = reference_series(recs).values()
+    assert [p.se for p in s.points] == [0.004, None]

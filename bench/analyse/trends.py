@@ -16,10 +16,12 @@ A change at night c, within the last `window` nights, is called when:
 1. the old level lb and its noise sigma are the median and Qn of the up to
    BASELINE nights before c with the dips left out (bench.analyse.noise),
    sigma raised to the nights' own standard error where the records carry one;
-2. the nights from c, dips aside, sit at the new level la (within
-   noise_factor sigmas, at most half the step, or past it): night c and at
-   least `confirm` nights, all but max(1, n // 4) of the n, and la is their
-   median, so a dip, or a few dips of different depths, is no level; no
+2. the nights from c, dips aside, sit at the new level la (within its
+   band, noise_factor sigmas or the floor, at most half the step, or past
+   it within its band): night c and at
+   least `confirm` nights, all but max(1, n // 4) of the n, the newest
+   `confirm` not all dips, and la is their median, so a dip, or a few dips
+   of different depths, is no level; no
    night is back at lb (the newest only, for a speed-up: dips are slower);
 3. |la - lb| is at least `min_change` (the floor, a fraction) and at least
    `noise_factor` standard errors of the difference of the two medians,
@@ -186,15 +188,15 @@ def _candidate(x, se, c: int, t: Trends) -> Found | None:
         shift = la - lb
         # the new level may be noisier than the old, up to NOISIER times
         sigma_a = min(max(sigma, qn_sigma(after)), NOISIER * sigma)
-        band_a = t.noise_factor * sigma_a
+        band_a = band(sigma_a, t)
         tol = min(band_a, abs(shift) / 2)
         # dips: nights below both levels by more than the band; neither at la nor off it
         dip = [v < min(lb, la) - band_a for v in after]
         # at la: within tol, or past it (away from lb) within its band
         at = [abs(v - la) <= tol or ((v - la) * shift > 0 and abs(v - la) <= band_a) for v in after]
         off = len(at) - sum(at) - sum(d and not a for d, a in zip(dip, at))
-        if not at[0] or sum(at) < t.confirm or off > max(1, len(at) // 4):
-            return None
+        if not at[0] or sum(at) < t.confirm or off > max(1, len(at) // 4) or all(dip[-t.confirm:]):
+            return None  # the newest `confirm` nights all below it are a level of their own
         la = median(v for v, ok in zip(after, at) if ok)
     shift = la - lb
     if abs(shift) < math.log1p(t.min_change):
