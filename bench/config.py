@@ -131,7 +131,7 @@ class Trends:
     window: int = 10
     confirm: int = 3
     min_change: float = 0.015
-    noise_factor: float = 3.5
+    noise_factor: float = 4.0
     sparkline_points: int = 15
 
 

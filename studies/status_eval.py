@@ -20,9 +20,9 @@ Reports:
   against;
 - flat: the share of flat streams of the same length with any call;
 - replay: streams of a year (half flat, half with one step of 2-10 % at a
-  random night), replayed night by night; a call whose date is more than 3
-  nights off a true step of its direction is a false alarm; false alarms
-  per series-year.
+  random night), replayed night by night; a call with no true step of its
+  direction from WINDOW nights before its date to 3 nights after is a false
+  alarm; false alarms per series-year.
 """
 
 from __future__ import annotations
@@ -182,8 +182,10 @@ def any_call(method, streams):
 
 def replay(method, streams):
     """False alarms over year streams: each call event (a night called that
-    the night before was not, or called with another date) is false unless a
-    true step of its direction lies within 3 nights of its date."""
+    the night before was not, or called with a date more than CONFIRM nights
+    off) is false unless a true step of its direction lies between WINDOW
+    nights before its date and 3 nights after (a step dated late is late,
+    not false)."""
     false = 0
     for s in streams:
         logs = np.log(s.values)
@@ -194,7 +196,7 @@ def replay(method, streams):
             if call is not None:
                 date = lo + call[1]
                 if prev is None or prev[0] != call[0] or abs(prev[1] - date) > CONFIRM:
-                    if not any(abs(at - date) <= 3 and np.sign(sz) == call[0] for at, sz in s.steps):
+                    if not any(date - WINDOW <= at <= date + 3 and np.sign(sz) == call[0] for at, sz in s.steps):
                         false += 1
                 prev = (call[0], date)
             else:

@@ -25,7 +25,8 @@ A change at night c, within the last `window` nights, is called when:
    night is back at lb (the newest only, for a speed-up: dips are slower);
 3. |la - lb| is at least `min_change` (the floor, a fraction) and at least
    `noise_factor` standard errors of the difference of the two medians,
-   MEDIAN_SE * sigma * sqrt(1/n_before + 1/n_at);
+   MEDIAN_SE * sqrt(sigma²/n_before + pooled²/n_at), pooled: the new
+   level's sigma pooled with the old by degrees of freedom;
 5. the last night before c that is no dip is not at la, and at most VISITS
    of the nights before c sat at la (an older change, or a second mode of
    the series, is not a new level).
@@ -201,7 +202,11 @@ def _candidate(x, se, c: int, t: Trends) -> Found | None:
     shift = la - lb
     if abs(shift) < math.log1p(t.min_change):
         return None
-    if abs(shift) < t.noise_factor * MEDIAN_SE * math.sqrt(sigma ** 2 / kept + sigma_a ** 2 / sum(at)):
+    n_at = sum(at)
+    # the new level's sigma in the standard error is pooled with the old by
+    # degrees of freedom: from 3 nights alone a sigma is a guess
+    pooled = math.sqrt(((kept - 1) * sigma ** 2 + (n_at - 1) * sigma_a ** 2) / (kept + n_at - 2))
+    if abs(shift) < t.noise_factor * MEDIAN_SE * math.sqrt(sigma ** 2 / kept + pooled ** 2 / n_at):
         return None
     back = [abs(v - lb) <= tol and abs(v - la) > band_a for v in after]
     if back[-1] or (shift < 0 and any(back)):
