@@ -15,18 +15,21 @@ below), Watch (the newest two nights off the level on one side), Steady.
 A change at night c, within the last `window` nights, is called when:
 1. the old level lb and its noise sigma are the median and Qn of the up to
    BASELINE nights before c with the dips left out (bench.analyse.noise),
-   sigma raised to the nights' own standard error where the records carry one;
-2. the nights from c, dips aside, sit at the new level la (within its
-   band, noise_factor sigmas or the floor, at most half the step, or past
-   it within its band): night c and at
-   least `confirm` nights, all but max(1, n // 4) of the n, the newest
-   `confirm` not all dips, and la is their median, so a dip, or a few dips
-   of different depths, is no level; no
-   night is back at lb (the newest only, for a speed-up: dips are slower);
+   at least `min_points` of them; sigma is raised to the median of the
+   nights' own standard errors where the records carry one;
+2. the nights from c sit at the new level la, its median of them: within
+   its band (noise_factor times its own sigma, at most NOISIER times the
+   old, and at least the floor), at most half the step from it, or past it
+   within the band. Night c and at least `confirm` nights must, all but
+   max(1, n // 4) of the n; dips below both levels are neither at it nor
+   off it, but the newest `confirm` nights are not all dips. So a dip, or a
+   few dips of different depths, is no level;
 3. |la - lb| is at least `min_change` (the floor, a fraction) and at least
    `noise_factor` standard errors of the difference of the two medians,
    MEDIAN_SE * sqrt(sigma²/n_before + pooled²/n_at), pooled: the new
    level's sigma pooled with the old by degrees of freedom;
+4. no night since a slowdown is back at lb and off la (dips are only ever
+   slower), nor the newest night since a speed-up;
 5. the last night before c that is no dip is not at la, and at most VISITS
    of the nights before c sat at la (an older change, or a second mode of
    the series, is not a new level).
