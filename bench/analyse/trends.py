@@ -187,25 +187,13 @@ def _candidate(x, se, c: int, t: Trends) -> Found | None:
     if kept < t.min_points:
         return None  # an old level needs as many nights as a status does
     sigma = own_floor(sigma, se[max(0, c - BASELINE):c])
-    la = median(after)
-    for _ in range(2):  # la: the median of the nights at it, so that a dip does not drag it
-        shift = la - lb
-        # the new level may be noisier than the old, up to NOISIER times
-        sigma_a = min(max(sigma, qn_sigma(after)), NOISIER * sigma)
-        band_a = band(sigma_a, t)
-        tol = min(band_a, abs(shift) / 2)
-        # dips: nights below both levels by more than the band; neither at la nor off it
-        dip = [v < min(lb, la) - band_a for v in after]
-        # at la: within tol, or past it (away from lb) within its band
-        at = [abs(v - la) <= tol or ((v - la) * shift > 0 and abs(v - la) <= band_a) for v in after]
-        off = len(at) - sum(at) - sum(d and not a for d, a in zip(dip, at))
-        if not at[0] or sum(at) < t.confirm or off > max(1, len(at) // 4) or all(dip[-t.confirm:]):
-            return None  # the newest `confirm` nights all below it are a level of their own
-        la = median(v for v, ok in zip(after, at) if ok)
-    shift = la - lb
+    level = _new_level(after, lb, sigma, t)
+    if level is None:
+        return None
+    la, at, sigma_a, tol = level
+    shift, n_at, band_a = la - lb, sum(at), band(sigma_a, t)
     if abs(shift) < math.log1p(t.min_change):
         return None
-    n_at = sum(at)
     # the new level's sigma in the standard error is pooled with the old by
     # degrees of freedom: from 3 nights alone a sigma is a guess
     pooled = math.sqrt(((kept - 1) * sigma ** 2 + (n_at - 1) * sigma_a ** 2) / (kept + n_at - 2))
@@ -220,6 +208,25 @@ def _candidate(x, se, c: int, t: Trends) -> Found | None:
     if sum(abs(v - la) <= tol for v in base) > VISITS * len(base):
         return None
     return Found(c, lb, la, sigma)
+
+
+def _new_level(after, lb: float, sigma: float, t: Trends):
+    """(la, which nights are at it, its sigma, tol) when the nights `after`
+    make a new level (condition 2 of the module's rule), else None."""
+    la = median(after)
+    for _ in range(2):  # la: the median of the nights at it, so that a dip does not drag it
+        shift = la - lb
+        sigma_a = min(max(sigma, qn_sigma(after)), NOISIER * sigma)
+        band_a = band(sigma_a, t)
+        tol = min(band_a, abs(shift) / 2)
+        # dips: nights below both levels by more than the band; neither at la nor off it
+        dip = [v < min(lb, la) - band_a for v in after]
+        at = [abs(v - la) <= tol or ((v - la) * shift > 0 and abs(v - la) <= band_a) for v in after]
+        off = len(at) - sum(at) - sum(d and not a for d, a in zip(dip, at))
+        if not at[0] or sum(at) < t.confirm or off > max(1, len(at) // 4) or all(dip[-t.confirm:]):
+            return None  # the newest `confirm` nights all below it are a level of their own
+        la = median(v for v, ok in zip(after, at) if ok)
+    return la, at, sigma_a, tol
 
 
 def _cost(xs: Sequence[float], level: float, sigma: float, t: Trends) -> float:
