@@ -24,7 +24,8 @@ from bench.commands.arguments import positive_float, split_names
 from bench.errors import UsageError
 from bench.config import ConfigError
 from bench.measure.harness import Protocol
-from bench.measure.summary import progress_line, summary_table
+from bench.measure.child import backend_mode
+from bench.measure.summary import Eta, eta_line, progress_line, summary_table
 
 
 def add_arguments(parser):
@@ -36,9 +37,10 @@ def add_arguments(parser):
     parser.add_argument("--modes", nargs="+", default=None, help="modes, comma- or space-separated (default: all)")
     parser.add_argument("--out", default=".", help="folder for the record files (default: .)")
     parser.add_argument("--quick", action="store_true",
-                        help="harness.quick_workers worker processes of harness.quick_repeats shorter repeats "
-                             "(quick_min_repeat_seconds): enough workers for a median and a spread, in ~4 min "
-                             "for four backends here; the nightly uses harness.workers x harness.repeats")
+                        help="a demo, not the nightly's protocol: harness.quick_workers worker processes of "
+                             "harness.quick_repeats shorter repeats (quick_min_repeat_seconds), run at the same "
+                             "time where the device gives each worker its own CPUs (worker_cpus), disturbed "
+                             "workers flagged but not rerun; the nightly uses harness.workers x harness.repeats")
     parser.add_argument("--protocol", type=int, choices=(1, 2), default=2,
                         help="2 (default): worker processes, fixed work, disturbance reruns (bench/measure/pool.py); "
                              "1: one process per benchmark, as before")
@@ -48,6 +50,9 @@ def add_arguments(parser):
     parser.add_argument("--ab", nargs=2, metavar=("A_PYTHON", "B_PYTHON"), default=None,
                         help="same-machine A/B: the python of two venvs, each holding a Keras build; their "
                              "workers run in this job (--ab-mode); writes one record per side with run.ab")
+    parser.add_argument("--ab-root", nargs=2, metavar=("A_ROOT", "B_ROOT"), default=None,
+                        help="with --ab: the checkout whose bench each side's workers run (default: this one "
+                             "for both), for an A/B of two bench versions on one Keras (pr-bench.yml)")
     parser.add_argument("--reference", metavar="REF_PYTHON", default=None,
                         help="the python of a venv holding a frozen Keras build (devices.<d>.reference): its "
                              "workers run beside this build's, pair by pair as in --ab; this build's record "
@@ -89,6 +94,7 @@ def main(args) -> int:
     if (args.ab or args.reference) and args.protocol != 2:
         raise ConfigError(f"{'--ab' if args.ab else '--reference'} needs --protocol 2 (the two sides' workers interleave)")
     sides = _sides(args.ab, args.reference)
+    roots = _roots(args)
     problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}",
                               device.worker_cpus)
     if problem:  # before any benchmark starts
@@ -105,12 +111,31 @@ def main(args) -> int:
     # compute + write, one backend at a time (each record is written as soon as it is complete),
     # holding the machine lock so no other bench run on this host overlaps
     written = []
+    eta = Eta(sum(_planned(cfg, label, models, modes, workers, sides, duet) for label in labels))
+    together = _together(args, device, workers)
     with lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True)):
-        for label in labels:
+        for index, label in enumerate(labels, 1):
+            place = (index, len(labels), eta)
             written += _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides,
-                                    install_log, run, host, findings, duet)
+                                    install_log, run, host, findings, duet, place, together, roots)
     print("\n" + summary_table(written), file=sys.stderr, end="")
     return 0
+
+
+def _planned(cfg, label, models, modes, workers, sides, duet) -> int:
+    """How many benchmark runs (one worker, one benchmark) a backend's plan holds."""
+    module = _backend_module(cfg, cfg.backend(label))
+    runnable = sum(module.supports(backend_mode(mode)) for _ in models for mode in modes)
+    return runnable * (workers * len(sides) + (1 if duet else 0))  # a duet's calibration worker
+
+
+def _together(args, device, workers) -> int:
+    """How many workers run at the same time: with --quick on a device that pins
+    each worker to CPUs of its own (worker_cpus), as many as its CPUs hold; else 1."""
+    if not args.quick or args.ab or args.reference or not device.worker_cpus:
+        return 1
+    cpus = device.cpus or _available_cpus() or ()
+    return max(1, min(workers, len(cpus) // device.worker_cpus))
 
 
 def _sides(ab, ref=None) -> dict[str, str]:
@@ -126,6 +151,18 @@ def _sides(ab, ref=None) -> dict[str, str]:
         if not (os.path.isfile(python) and os.access(python, os.X_OK)):
             raise ConfigError(f"{flag} is {python!r}; expected the python executable of a venv")
     return {"a": ref, "b": sys.executable} if ref else {"a": ab[0], "b": ab[1]}
+
+
+def _roots(args) -> dict[str, str]:
+    """{side: checkout} from --ab-root (each holding bench/), else {}."""
+    if not getattr(args, "ab_root", None):
+        return {}
+    if not args.ab:
+        raise UsageError("--ab-root names the two sides of an --ab run; expected --ab A_PYTHON B_PYTHON too")
+    for flag, root in zip(("A_ROOT", "B_ROOT"), args.ab_root):
+        if not os.path.isfile(os.path.join(root, "bench", "measure", "worker.py")):
+            raise ConfigError(f"--ab-root {flag} is {root!r}; expected a checkout of this project (holding bench/)")
+    return {"a": os.path.abspath(args.ab_root[0]), "b": os.path.abspath(args.ab_root[1])}
 
 
 def _duet(args, device):
@@ -163,7 +200,8 @@ def _available_cpus():
 
 
 def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides, install_log,
-                 run, host, findings, duet=None) -> list:
+                 run, host, findings, duet=None, place=(1, 1, None), together=1, roots=None) -> list:
+    """One backend's record(s); place: (its index, how many backends, the run's Eta)."""
     backend = cfg.backend(label)
     module = _backend_module(cfg, backend)
     specs = [_spec(backend, device, m, mode, cfg, protocol) for m in models for mode in modes]
@@ -173,7 +211,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         def spawn(task, todo):
             cpus = schedule.duet_cpus(task, duet) if duet else _worker_cpus(task, device)
             return pool.spawn_worker(task, todo, timeout=timeout, python=sides[task.side], cpus=cpus,
-                                     echo=args.verbose)
+                                     echo=args.verbose, on_event=partial(_tell, label, task, workers, place),
+                                     **({"root": roots[task.side]} if roots else {}))
 
         def progress(side, line):
             print(f"{label}/{device.label} {line}", file=sys.stderr, flush=True)
@@ -181,7 +220,7 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         done = pool.run_backend(specs, workers, spawn, sides=tuple(sides), supports=module.supports,
                                 install_error=runner.install_failed(install_log),
                                 unstable_limit=cfg.harness.unstable_spread, progress=progress,
-                                duet=duet is not None)
+                                duet=duet is not None, together=together, rerun=not args.quick)
     else:
         jobs = [runner.Job(s, timeout) for s in specs]
         done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
@@ -190,8 +229,9 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     state_end = telemetry.snapshot()
     finished = record.utc_now()
     if args.reference:  # this build's results carry their ratio to the reference's, pair by pair
-        done["b"] = replace(done["b"], results=tuple(reference.attach(done["a"].results, done["b"].results,
-                                                                            duet=duet is not None)))
+        done["b"] = replace(done["b"], results=tuple(reference.attach(
+            done["a"].results, done["b"].results, duet=duet is not None,
+            refused=reference.mismatch(done["a"].environments, done["b"].environments))))
     out = {}
     for side, part in done.items():  # side a first: its Keras version goes into b's run.ab
         extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}
@@ -210,6 +250,24 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         print(path, flush=True)
         out[side] = rec
     return list(out.values())
+
+
+def _tell(label, task, workers, place, event: dict) -> None:
+    """One progress line per benchmark a worker starts: where the run is, and the time left."""
+    index, backends, eta = place
+    if eta is None:
+        return
+    if "done" in event:
+        eta.finished()
+        return
+    if "start" not in event:
+        return
+    eta.started(extra=task.rerun)
+    side = f"{task.side} " if task.side else ""
+    which = ("calibration worker" if task.calibration else
+             f"worker {task.worker + 1} (rerun)" if task.rerun else f"worker {task.worker + 1}/{workers}")
+    model, mode = event["start"]
+    print(eta_line(label, index, backends, side + which, model, mode, eta), file=sys.stderr, flush=True)
 
 
 def _record(args, backend, device, label, module, done, run, started, finished, install_log, host,

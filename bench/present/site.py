@@ -52,6 +52,7 @@ Labels and messages are stored as they are; the page inserts them as text.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import shutil
@@ -172,8 +173,15 @@ def _spread(samples: Sequence[float]) -> dict:
     nulls under 2 samples."""
     if len(samples) < 2:
         return {"spread": None, "iqr": None}
-    q1, mid, q3 = statistics.quantiles(samples, n=4)
-    return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None, "iqr": [_round(q1), _round(q3)]}
+    # Taken on samples over their largest: quantiles interpolate (a * 3 + b) / 4,
+    # which overflows to inf near the float maximum, and inf is not JSON. The
+    # record contract bounds samples (1e15); this keeps the index safe anyway.
+    scale = max(samples)
+    if not (math.isfinite(scale) and scale > 0):
+        return {"spread": None, "iqr": None}
+    q1, mid, q3 = statistics.quantiles([x / scale for x in samples], n=4)
+    return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None,
+            "iqr": [_round(q1 * scale), _round(q3 * scale)]}
 
 
 def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str | None,
