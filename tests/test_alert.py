@@ -160,3 +160,25 @@ def test_an_issue_with_the_marker_opened_by_someone_else_is_not_an_alert(tmp_pat
     assert alert(data) == 0
     assert capsys.readouterr().out == "open: Slower: jax/local-cpu/b/train -> https://github.example/issues/2\n"
     assert issues(gh)[1]["state"] == "open" and not (gh / "comments" / "1.json").exists()  # left alone
+
+
+# --- issue 53 item 3: a new alert asks for a same-machine A/B before anyone bisects ---
+
+def test_a_new_alert_dispatches_confirm_with_its_change_window_and_issue(tmp_path, gh, capsys):
+    data = write_data(recs("b", STEP), tmp_path / "data")
+    assert alert(data, "--confirm") == 0
+    out = capsys.readouterr().out
+    [run] = [json.loads(line) for line in (gh / "workflow-runs.jsonl").read_text().splitlines()]
+    assert run["workflow"] == "confirm.yml"
+    # the last good and first bad nightly are the change window's two sides
+    assert run["inputs"] == {"series": "jax/local-cpu/b/train", "good": "3.14.0.dev2026112001",
+                             "bad": "3.14.0.dev2026112101", "issue": "1"}
+    assert "confirm #1: jax/local-cpu/b/train 3.14.0.dev2026112001..3.14.0.dev2026112101 dispatched" in out
+    assert alert(data, "--confirm") == 0  # the same alert again: no second issue, no second confirm
+    assert len((gh / "workflow-runs.jsonl").read_text().splitlines()) == 1
+
+
+def test_without_confirm_no_workflow_is_dispatched(tmp_path, gh):
+    data = write_data(recs("b", STEP), tmp_path / "data")
+    assert alert(data) == 0
+    assert not (gh / "workflow-runs.jsonl").exists()

@@ -112,7 +112,7 @@ def test_a_reference_run_pairs_the_builds_and_this_builds_record_carries_the_rat
     assert b.data["run"]["ab"]["reference"] is True and a.data["run"]["ab"]["reference"] is True
     assert b.data["run"]["ab"]["reference_keras_version"] == "3.12.0"
     assert b.data["results"][0]["value"] == 90.0  # the headline, never rescaled
-    assert b.data["results"][0]["reference"] == {"value": 100.0, "ratio": 0.9, "pairs": 8}
+    assert b.data["results"][0]["reference"] == {"value": 100.0, "ratio": 0.9, "pairs": 8, "log_se": 0.0}
     assert "reference" not in a.data["results"][0]
     assert "8 workers, 0.900x the reference (8 pairs)" in err
     assert "the reference build: 9 workers" in err  # its calibration worker and 8 pairs

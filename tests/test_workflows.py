@@ -178,7 +178,7 @@ def test_write_permissions_only_where_the_design_allows():
         "pr-comment.yml:comment": {"pull-requests"},
         "pr-command.yml:dispatch": {"actions", "pull-requests"},  # dispatch, and reply on the PR
         "keras-ref.yml:comment": {"pull-requests"},
-        "publish.yml:alert": {"issues"},
+        "publish.yml:alert": {"issues", "actions"},  # alert issues, and confirm.yml for a new one
         "bisect.yml:comment": {"issues"},
         # the confirm result on the alert issue; a confirmed slowdown dispatches bisect.yml
         "confirm.yml:report": {"issues", "actions"},

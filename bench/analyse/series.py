@@ -46,6 +46,9 @@ class Point:
     # in seconds (bench.analyse.host.reading), None before workers recorded it.
     host: float | None = None
     host_basis: str | None = None  # which worker reading `host` is (host.reading's basis)
+    # The night's own standard error of log(value), where the record carries
+    # one (a reference ratio's pairs); the status takes it as a noise floor.
+    se: float | None = None
 
     @property
     def protocol(self) -> str:
@@ -182,7 +185,8 @@ def build_series(records: Iterable[RunRecord],
                 p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
                           rec.keras_version, rec.url, tuple(r.samples), r.unit,
                           keras_commit=_text(rec.environment.get("keras_commit")),
-                          env=env_fingerprint(rec.environment), state=point_state, host=reading, host_basis=by)
+                          env=env_fingerprint(rec.environment), state=point_state, host=reading, host_basis=by,
+                          se=r.se)
                 days = ok.setdefault(key, {})
                 old = days.get(p.day)
                 if old is None or is_newer(p, old):
@@ -352,9 +356,10 @@ def reference_results(rec: RunRecord) -> list[Result]:
     for r in rec.data["results"]:
         mode, better = f"{r['mode']}.{VS_REF}", r.get("better", "bigger")
         if r.get("status") == "ok":
-            ratio = _get(r, "reference", "ratio")
+            ratio, se = _get(r, "reference", "ratio"), _get(r, "reference", "log_se")
             if _usable(ratio):
-                out.append(Result(r["model"], mode, "ok", float(ratio), VS_REF_UNIT, better))
+                out.append(Result(r["model"], mode, "ok", float(ratio), VS_REF_UNIT, better,
+                                  se=float(se) if _usable(se) else None))
         elif r.get("status") == "failed":
             out.append(_not_ok(r, mode, VS_REF_UNIT, better))
     return out

@@ -1,8 +1,8 @@
 """What the confirm job (confirm.yml, `bench confirm`) means for an alert (pure).
 
-bench alert calls `confirm_inputs` for each series it finds Watch or
-Regressed, and dispatches confirm.yml with those inputs (series, good, bad)
-and the alert issue (`gh` with `dispatch_args`);
+bench alert --confirm calls `confirm_inputs` for each series it opens an
+alert issue for, and dispatches confirm.yml with those inputs (series, good,
+bad) and the issue (bench.ci.github.workflow_run);
 confirm.yml's GitHub-hosted job reads the result record (bench confirm,
 format 1) with `read_result`, posts `comment` on the alert issue and acts on
 `follow_up`:
@@ -50,13 +50,6 @@ def confirm_inputs(row: Row, series: Series) -> dict[str, str] | None:
     if not good or not bad or good == bad:
         return None
     return {"series": "/".join((row.backend, row.device, row.model, row.mode)), "good": good, "bad": bad}
-
-
-def dispatch_args(inputs: Mapping[str, str], issue: int, repo: str) -> list[str]:
-    """The `gh` arguments that dispatch confirm.yml for confirm_inputs' answer
-    and the alert issue (the caller's job needs `actions: write`)."""
-    return ["workflow", "run", "confirm.yml", "--repo", repo, "-f", f"series={inputs['series']}",
-            "-f", f"good={inputs['good']}", "-f", f"bad={inputs['bad']}", "-f", f"issue={issue}"]
 
 
 def read_result(path: str | Path) -> Mapping[str, Any] | None:

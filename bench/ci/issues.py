@@ -94,15 +94,16 @@ def ensure_labels(repo: str, names: Iterable[str]) -> tuple[set[str], dict[str, 
     return wanted & have, failed
 
 
-def apply(repo: str, a: Action) -> str:
-    """Perform `a`; returns the issue's URL or number as text."""
+def apply(repo: str, a: Action) -> tuple[str, int | None]:
+    """Perform `a`; returns (the issue's URL or number as text, its number)."""
     if a.kind == "open":
         made = json.loads(gh([f"repos/{repo}/issues", "-X", "POST"],
                              {"title": a.title, "body": a.text, "labels": list(a.labels)}))
-        return str(made.get("html_url") or made.get("number"))
+        number = made.get("number") if isinstance(made.get("number"), int) else None
+        return str(made.get("html_url") or number), number
     gh([f"repos/{repo}/issues/{a.number}/comments", "-X", "POST"], {"body": a.text})
     if a.kind == "comment" and a.body is not None:
         gh([f"repos/{repo}/issues/{a.number}", "-X", "PATCH"], {"body": a.body})
     if a.kind == "close":
         gh([f"repos/{repo}/issues/{a.number}", "-X", "PATCH"], {"state": "closed", "state_reason": "completed"})
-    return f"#{a.number}"
+    return f"#{a.number}", a.number

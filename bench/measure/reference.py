@@ -12,7 +12,8 @@ schema_version 1 extension):
 
     {"value": the reference's headline, same unit,
      "ratio": this build / the reference: exp(median of the pairs' log ratios),
-     "pairs": how many worker pairs the ratio rests on}
+     "pairs": how many worker pairs the ratio rests on,
+     "log_se": the standard error of the median log ratio (log_se), with 3+ pairs}
 
 The headline `value` is never rescaled; the ratio is a figure of its own
 (bench.analyse.series: the "<mode>.vs-ref" series, same direction as the mode).
@@ -29,7 +30,7 @@ scripts/install-reference.sh installs the reference under the nightly's
 from __future__ import annotations
 
 import math
-from statistics import median
+from statistics import median, stdev
 from typing import Mapping, Sequence
 
 from bench.records.workers import worker_values
@@ -48,12 +49,27 @@ def ratio(reference: Mapping, build: Mapping, duet: bool = True) -> tuple[float,
     run left with 1 clean pair of 8 read 0.897) and ±4.2 % as the ratio of
     the two headlines. Taken in turns, the sides ran apart, so a disturbed
     worker leaves its pair out."""
-    logs = [math.log(b / a) for a, b in zip(worker_values(reference, disturbed_too=duet),
-                                            worker_values(build, disturbed_too=duet))
-            if a is not None and b is not None]
+    logs = pair_logs(reference, build, duet)
     if not logs:
         return None
     return math.exp(median(logs)), len(logs)
+
+
+def pair_logs(reference: Mapping, build: Mapping, duet: bool = True) -> list[float]:
+    """log(build / reference) of each usable pair (ratio says which count)."""
+    return [math.log(b / a) for a, b in zip(worker_values(reference, disturbed_too=duet),
+                                            worker_values(build, disturbed_too=duet))
+            if a is not None and b is not None]
+
+
+def log_se(logs: Sequence[float]) -> float | None:
+    """The standard error of the median of the pairs' log ratios (≈ the ratio's
+    relative error): 1.2533 times their standard deviation over sqrt(n), the
+    median's under normal noise; None with fewer than 3 pairs. The status takes
+    it as a floor under the series' noise (bench.analyse.trends)."""
+    if len(logs) < 3:
+        return None
+    return 1.2533 * stdev(logs) / math.sqrt(len(logs))
 
 
 def mismatch(reference_envs: Sequence[Mapping], build_envs: Sequence[Mapping]) -> str | None:
@@ -99,5 +115,9 @@ def attach(reference: Sequence[Mapping], build: Sequence[Mapping], duet: bool = 
             out.append(dict(r))
             continue
         value, pairs = found
-        out.append({**r, "reference": {"value": partner["value"], "ratio": value, "pairs": pairs}})
+        block = {"value": partner["value"], "ratio": value, "pairs": pairs}
+        se = log_se(pair_logs(partner, r, duet))
+        if se is not None:
+            block["log_se"] = se
+        out.append({**r, "reference": block})
     return out

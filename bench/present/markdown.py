@@ -80,6 +80,9 @@ def note(r: Row) -> str:
     text = _why(r)
     words = host.describe(r.host)
     text = f"{text}; {words}" if text and words else text
+    if r.ratio_status is not None and r.status != r.ratio_status:
+        ratio = f"context: {r.mode}.vs-ref (the ratio to the reference build) alerts, {r.ratio_status}"
+        text = f"{ratio}; {text}" if text else ratio
     return "; ".join(t for t in (text, origin_note(r), mark_note(r)) if t)
 
 
