@@ -50,7 +50,8 @@ from typing import Mapping
 
 from bench.analyse import envsummary
 from bench.analyse.series import Point, Series, SeriesKey
-from bench.analyse.trends import MEDIAN_SE, Assessment, level_noise
+from bench.analyse.noise import level_noise
+from bench.analyse.trends import MEDIAN_SE, Assessment
 
 KINDS = ("keras", "backend", "device", "series")
 # "Most": at least this share of a backend's devices (or a device's backends).
@@ -199,14 +200,14 @@ def _controls(cells: dict) -> dict[tuple[str, str], bool]:
 def _shift(s: Series, night: date) -> tuple[float, float] | None:
     """(shift, its standard error) in logs, up = better: the median from
     `night` on against the level of the BEFORE nights before it (dips
-    skipped, trends.level_noise); None without nights enough on both sides."""
+    skipped, noise.level_noise); None without nights enough on both sides."""
     sign = -1.0 if s.better == "smaller" else 1.0
     before = [sign * math.log(p.value) for p in s.points if p.day < night][-BEFORE:]
     after = [sign * math.log(p.value) for p in s.points if p.day >= night]
     if len(before) < MIN_BEFORE or len(after) < MIN_AFTER:
         return None
-    level, sigma = level_noise(before)
-    return median(after) - level, MEDIAN_SE * sigma * math.sqrt(1 / len(after) + 1 / len(before))
+    level, sigma, kept = level_noise(before)
+    return median(after) - level, MEDIAN_SE * sigma * math.sqrt(1 / len(after) + 1 / kept)
 
 
 def _classify(key: SeriesKey, night: date, step: float, series, changes, shifts: dict) -> Origin:
