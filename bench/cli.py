@@ -15,7 +15,7 @@ from bench import __version__
 from bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, BenchError
 
 VERBS = ("run", "report", "site", "compare", "publish", "matrix", "export-gab", "import-gab", "serve",
-         "show", "check", "bisect", "alert")
+         "show", "check", "bisect", "alert", "summary")
 
 
 CONFIG_HELP = ("benchmarks.yaml to use, before or after the verb (default: $BENCH_CONFIG, "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, datetime
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from bench.analyse import envsummary, host
 from bench.records.extensions import reference_side
@@ -46,6 +46,9 @@ class Point:
     # in seconds (bench.analyse.host.reading), None before workers recorded it.
     host: float | None = None
     host_basis: str | None = None  # which worker reading `host` is (host.reading's basis)
+    # (q1, median, q3) of `samples` where the point was read from the summary
+    # (bench/analyse/summarised.py), which keeps these instead of the samples.
+    quartiles: tuple[float, float, float] | None = None
 
     @property
     def protocol(self) -> str:
@@ -164,35 +167,58 @@ def build_series(records: Iterable[RunRecord],
     `speed`: the points carry the host reading (host.reading, ~25 µs a
     record of 30 workers), which only the headline's status note and `bench
     show` use: `table_series` and `all_series` ask for it."""
+    return group(_entries(records, results, state or record_state, speed))
+
+
+# What group() takes: (key, status, a Point when ok else a Failure, unit, better),
+# in the records' order (history.load_history's: oldest first).
+Entry = tuple[SeriesKey, str, "Point | Failure", str, str]
+
+
+def _entries(records: Iterable[RunRecord], results, state, speed: bool) -> Iterator[Entry]:
+    for rec in records:
+        if not rec.is_nightly:
+            continue
+        t, attempt = rec.started_at, rec.attempt
+        point_state = state(rec)
+        by, reading = (host.reading(rec.data) if speed else None) or (None, None)
+        for r in results(rec):
+            key = (rec.backend, rec.device, r.model, r.mode)
+            if r.status == "ok":
+                yield key, "ok", Point(rec.night, float(r.value), t, attempt, rec.run_id,
+                                       rec.keras_version, rec.url, tuple(r.samples), r.unit,
+                                       keras_commit=_text(rec.environment.get("keras_commit")),
+                                       env=env_fingerprint(rec.environment), state=point_state,
+                                       host=reading, host_basis=by), r.unit, r.better
+            else:
+                yield key, r.status, Failure(t, attempt, rec.run_id, r.error.kind if r.error else "unsupported",
+                                             r.error.message if r.error else "", rec.keras_version,
+                                             rec.url), r.unit, r.better
+
+
+def group(entries: Iterable[Entry]) -> dict[SeriesKey, Series]:
+    """Series from (key, status, point or failure, unit, better) in record
+    order: per night the newest point wins (is_newer), failures and skips are
+    kept oldest first, a series' unit and direction are its last ok result's."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
     fails: dict[SeriesKey, list[Failure]] = {}
     skips: dict[SeriesKey, list[Failure]] = {}
     meta: dict[SeriesKey, tuple[str, str]] = {}
     seen: dict[SeriesKey, datetime] = {}
-    for rec in records:
-        if not rec.is_nightly:
-            continue
-        t, attempt = rec.started_at, rec.attempt
-        point_state = (state or record_state)(rec)
-        by, reading = (host.reading(rec.data) if speed else None) or (None, None)
-        for r in results(rec):
-            key = (rec.backend, rec.device, r.model, r.mode)
-            seen[key] = max(seen.get(key, t), t)
-            if r.status == "ok":
-                p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
-                          rec.keras_version, rec.url, tuple(r.samples), r.unit,
-                          keras_commit=_text(rec.environment.get("keras_commit")),
-                          env=env_fingerprint(rec.environment), state=point_state, host=reading, host_basis=by)
-                days = ok.setdefault(key, {})
-                old = days.get(p.day)
-                if old is None or is_newer(p, old):
-                    days[p.day] = p
-                meta[key] = (r.unit, r.better)
-            else:
-                f = Failure(t, attempt, rec.run_id, r.error.kind if r.error else "unsupported",
-                            r.error.message if r.error else "", rec.keras_version, rec.url)
-                (fails if r.status == "failed" else skips).setdefault(key, []).append(f)
-                meta.setdefault(key, (r.unit, r.better))
+    for key, status, item, unit, better in entries:
+        t = item.started_at
+        last = seen.get(key)
+        if last is None or t > last:
+            seen[key] = t
+        if status == "ok":
+            days = ok.setdefault(key, {})
+            old = days.get(item.day)
+            if old is None or is_newer(item, old):
+                days[item.day] = item
+            meta[key] = (unit, better)
+        else:
+            (fails if status == "failed" else skips).setdefault(key, []).append(item)
+            meta.setdefault(key, (unit, better))
     out = {}
     for key in sorted(seen):
         unit, better = meta[key]

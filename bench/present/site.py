@@ -165,14 +165,18 @@ def _env_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
     return {state: i for i, state in enumerate(states)}
 
 
-def _spread(samples: Sequence[float]) -> dict:
-    """{"spread": interquartile range over the median (a fraction), "iqr": [q1, q3]}:
-    robust both for 7 timed repeats and for a workers v2 record's 200 per-call
-    latencies (whose tail the p99 series shows; v3 keeps one p50 per round);
-    nulls under 2 samples."""
-    if len(samples) < 2:
+def _spread(point) -> dict:
+    """{"spread": interquartile range over the median (a fraction), "iqr": [q1, q3]}
+    of a point's samples: robust both for 7 timed repeats and for a workers v2
+    record's 200 per-call latencies (whose tail the p99 series shows; v3 keeps
+    one p50 per round); nulls under 2 samples. A point read from the summary
+    carries the quartiles instead of the samples."""
+    if point is not None and point.quartiles is not None:
+        q1, mid, q3 = point.quartiles
+    elif point is not None and len(point.samples) >= 2:
+        q1, mid, q3 = statistics.quantiles(point.samples, n=4)
+    else:
         return {"spread": None, "iqr": None}
-    q1, mid, q3 = statistics.quantiles(samples, n=4)
     return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None, "iqr": [_round(q1), _round(q3)]}
 
 
@@ -198,7 +202,7 @@ def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str
         "metric": metric_group(s.mode),
         "env": _deltas([envs[p.state] for p in s.points]) if envs is not None else [],
         "host": _tenths(host.night_shifts(s.points, before=BASELINE)),
-        **_spread(s.points[-1].samples if s.points else ()),
+        **_spread(s.points[-1] if s.points else None),
     })
     return entry
 

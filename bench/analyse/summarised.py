@@ -1,0 +1,152 @@
+"""A record as its summary line, and series from those lines (bench/records/summary.py).
+
+The line keeps what build_series reads of a record, worked out once when the
+record is published: its run and target, Keras version and commit, url, the
+environment fingerprint and text (envsummary), the host reading, and one
+row per series the record feeds (headline, metric and vs-ref):
+  [model, mode, status, value|null, unit, better, state, quartiles|null, kind|null, message|null]
+state: an index into the line's "states" (the point's environment text: the
+headline's, the memory series' or the vs-ref series', which name their own
+protocol); quartiles: (q1, median, q3) of the samples, what the dashboard
+shows of them (samples themselves stay in the record). Series built from the
+lines are the ones build_series makes from the records (group() is shared),
+but for Point.samples, which stays empty: tests/test_summary.py compares the
+tables and statuses byte for byte.
+"""
+
+from __future__ import annotations
+
+import statistics
+from datetime import date, datetime
+from typing import Any, Iterable, Iterator, Mapping
+
+from bench.analyse import host
+from bench.analyse.series import (MEMORY_METRICS, METRICS, VS_REF, Entry, Failure, Point, Series, SeriesKey,
+                                  _reference_state, derived_results, env_fingerprint, group, is_headline,
+                                  memory_state, metric_of, record_state, reference_results)
+from bench.records.history import FUTURE
+from bench.records.record import RunRecord, format_time, parse_time
+
+KINDS = ("headline", "metric", "reference")
+_OTHER = tuple(m for m in METRICS if m not in MEMORY_METRICS)
+
+
+def kind_of(mode: str) -> str:
+    """headline | metric | reference: which of table_series / metric_series / reference_series holds it."""
+    if is_headline(mode):
+        return "headline"
+    return "reference" if metric_of(mode) == VS_REF else "metric"
+
+
+def summary_line(rec: RunRecord, path: str) -> dict[str, Any]:
+    """The summary's line for `rec`, stored at `path` (runs/...)."""
+    run = rec.data["run"]
+    line: dict[str, Any] = {
+        "path": path, "started_at": run["started_at"], "run_night": "night" in run,
+        "night": rec.night.isoformat(), "attempt": rec.attempt, "run_id": rec.run_id,
+        "backend": rec.backend, "device": rec.device, "nightly": rec.is_nightly,
+    }
+    if not rec.is_nightly:
+        return line  # never a point; covered all the same
+    env = rec.environment
+    keras_commit = env.get("keras_commit")
+    reading = host.reading(rec.data)
+    states: list[tuple] = []
+
+    def index(state: tuple) -> int:
+        if state not in states:
+            states.append(state)
+        return states.index(state)
+
+    rows = []
+    groups = ((rec.results, record_state), (derived_results(rec, _OTHER), record_state),
+              (derived_results(rec, MEMORY_METRICS), memory_state), (reference_results(rec), _reference_state))
+    for results, state in groups:
+        if not results:
+            continue
+        at = index(state(rec))
+        for r in results:
+            err = r.error
+            rows.append([r.model, r.mode, r.status, float(r.value) if r.status == "ok" else None, r.unit,
+                         r.better, at, _quartiles(r.samples) if r.status == "ok" else None,
+                         err.kind if err else None, err.message if err else None])
+    line.update({
+        "keras_version": rec.keras_version, "url": rec.url,
+        "keras_commit": keras_commit if isinstance(keras_commit, str) and keras_commit else None,
+        "env": [list(kv) for kv in env_fingerprint(env)], "host": list(reading) if reading else None,
+        "states": [[list(kv) for kv in s] for s in states], "rows": rows,
+    })
+    return line
+
+
+def _quartiles(samples) -> list[float] | None:
+    if len(samples) < 2:
+        return None
+    return list(statistics.quantiles(samples, n=4))
+
+
+def read_lines(lines: Iterable[Mapping[str, Any]], source: str, latest: datetime) -> tuple[list, list[str]]:
+    """(lines of the records read, oldest first, as load_history orders them; one
+    problem line per file it would skip, worded as it words them). `source`:
+    the data folder as given; `latest`: now plus the publish gate's allowance."""
+    kept, problems = [], []
+    for line in lines:
+        where = f"{source.rstrip('/')}/{line['path']}" if source else line["path"]
+        if "skipped" in line:
+            problems.append(f"skipped {where}: {line['skipped']}")
+            continue
+        t = parse_time(line["started_at"])
+        if t > latest or date.fromisoformat(line["night"]) > latest.date():
+            dated = line["night"] if line["run_night"] else line["started_at"]
+            problems.append(f"skipped {where}: dated {dated}, after {format_time(latest)} "
+                            f"({FUTURE.total_seconds() / 3600:g} h from now); "
+                            "expected a record of a past run")
+            continue
+        kept.append((t, line["attempt"], where, line))
+    kept.sort(key=lambda x: x[:3])
+    return [(t, line) for t, _, _, line in kept], problems
+
+
+def series_from_lines(lines: Iterable[tuple[datetime, Mapping[str, Any]]], kinds: Iterable[str] = KINDS,
+                      speed: bool = True) -> dict[SeriesKey, Series]:
+    """The series of `kinds` (KINDS), sorted by key, from read_lines' lines;
+    `speed`: headline points carry the host reading (as table_series and
+    all_series ask build_series). Metric and vs-ref series without points are
+    left out, as metric_series and reference_series leave them out."""
+    wanted = frozenset(kinds)
+    out = group(_entries(lines, wanted, speed))
+    return {k: s for k, s in out.items() if s.points or kind_of(k[3]) == "headline"}
+
+
+_new = object.__new__
+
+
+def _entries(lines, wanted: frozenset, speed: bool) -> Iterator[Entry]:
+    days: dict[str, date] = {}
+    for t, line in lines:
+        if not line["nightly"]:
+            continue
+        night = days.get(line["night"]) or days.setdefault(line["night"], date.fromisoformat(line["night"]))
+        states = [tuple(tuple(kv) for kv in s) for s in line["states"]]
+        reading = line["host"] if speed else None
+        base = {"day": night, "started_at": t, "attempt": line["attempt"], "run_id": line["run_id"],
+                "keras_version": line["keras_version"], "url": line["url"], "samples": (),
+                "keras_commit": line["keras_commit"], "env": tuple(tuple(kv) for kv in line["env"])}
+        for model, mode, status, value, unit, better, at, quartiles, kind, message in line["rows"]:
+            which = kind_of(mode)
+            if which not in wanted:
+                continue
+            key = (line["backend"], line["device"], model, mode)
+            if status == "ok":
+                p = _new(Point)
+                # Point's own __init__ sets each of its 15 frozen fields through
+                # object.__setattr__ (twice the time at 365,000 points); these
+                # values were checked when the record was published.
+                p.__dict__.update(base, value=value, unit=unit, state=states[at],
+                                  host=reading[1] if reading and which == "headline" else None,
+                                  host_basis=reading[0] if reading and which == "headline" else None,
+                                  quartiles=tuple(quartiles) if quartiles else None)
+                yield key, status, p, unit, better
+            else:
+                yield key, status, Failure(t, line["attempt"], line["run_id"], kind or "unsupported", message or "",
+                                           line["keras_version"], line["url"]), unit, better

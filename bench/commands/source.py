@@ -1,0 +1,56 @@
+"""Where a verb's series come from: the data folder's summary (bench/records/summary.py)
+when it is fresh, else its records, read one by one. Either way the same series.
+
+A stale summary is said in one line on stderr, then the records are read; a
+folder without one (a `bench run --out` folder, a test's) is read silently.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Mapping, TextIO
+
+from bench.analyse.series import Series, SeriesKey, all_series, table_series
+from bench.analyse.summarised import KINDS, read_lines, series_from_lines
+from bench.records import summary
+from bench.records.history import FUTURE, STDERR, load_history, paused_gc
+
+TABLE = ("headline", "reference")  # bench report's rows (series.table_series)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    series: Mapping[SeriesKey, Series]
+    read: int                  # records read
+    problems: tuple[str, ...]  # one line per skipped file
+    via: str                   # "summary" or "records"
+
+
+def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
+                warn: TextIO | None = STDERR, now: datetime | None = None,  # type: ignore[assignment]
+                use_summary: bool = True) -> Loaded:
+    """The series of `kinds` (TABLE or all KINDS) in DATA, with the host reading on headline points."""
+    if warn is STDERR:
+        warn = sys.stderr
+    root = Path(data)
+    if not root.is_dir():
+        raise FileNotFoundError(f"--data {data}: no such folder; expected a data-branch checkout holding runs/")
+    if use_summary and (root / summary.FOLDER).is_dir():
+        with paused_gc():
+            found, why = summary.read(root)
+            if found is not None:
+                lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
+                for p in problems:
+                    if warn is not None:
+                        print(f"bench: {p}", file=warn)
+                return Loaded(series_from_lines(lines, kinds), len(lines), tuple(problems), "summary")
+        if warn is not None:
+            print(f"bench {verb}: {summary.FOLDER}/ is stale ({why}); reading the records "
+                  f"(`bench summary --data {data}` rebuilds it)", file=warn)
+    history = load_history(root, warn=warn, now=now)
+    with paused_gc():
+        series = table_series(history.records) if tuple(kinds) == TABLE else all_series(history.records)
+    return Loaded(series, len(history.records), history.problems, "records")
