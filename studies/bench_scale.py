@@ -1,0 +1,231 @@
+"""Ten years, a hundred series: today's report, site, show and publish beside the first landing's (issue 55).
+
+    .venv/bin/python studies/bench_scale.py [--work DIR] [--sets 1y-100,5y-24,10y-100]
+                                            [--repeats 2] [--skip site,publish,browser]
+
+Builds the synthetic data sets (bench.records.synthetic; no environment blocks
+nor host readings, so real records are heavier) once under --work, checks out
+the first landing (commit 3a6a346) with `git worktree add` into a scratch
+folder under /tmp, and times in this one run, on the same data, each command
+as a fresh process: the first landing's, today's reading every record (no
+summary), and today's reading the summary. Results are ratios to the first
+landing's time taken beside it: the machine is shared and its speed moves.
+Printed first: the load average, as a measure of how busy it was.
+
+Also: the summary's size and build time; `bench show`; the site's first
+download (data/overview.js) and its readiness in Chromium through
+Playwright; one nightly publish (a fresh record appended, summary included)
+to a local bare repository holding the set, and a clone of it, full and as
+scripts/checkout-data.sh makes it (partial, sparse: the summary and the
+newest month).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.records import synthetic  # noqa: E402
+from bench.records.record import RunRecord, write  # noqa: E402
+
+FIRST_LANDING = "3a6a346"
+# 25 targets x 4 series = 100 series; the first 6 are synthetic.TARGETS (24 series).
+TARGETS_100 = synthetic.TARGETS + tuple(("jax", f"box-{i:02d}") for i in range(19))
+SETS = {"1y-24": (365, synthetic.TARGETS), "1y-100": (365, TARGETS_100),
+        "5y-24": (1826, synthetic.TARGETS), "10y-100": (3650, TARGETS_100)}
+
+
+def build(work: Path, name: str) -> Path:
+    days, targets = SETS[name]
+    folder = work / name
+    if not (folder / ".complete").exists():
+        shutil.rmtree(folder, ignore_errors=True)
+        t = time.perf_counter()
+        n = synthetic.write_history(folder, days, targets=targets)
+        (folder / ".complete").write_text(f"{n}\n")
+        print(f"# built {name}: {n} files in {time.perf_counter() - t:.0f} s", flush=True)
+    return folder
+
+
+def first_landing(scratch: Path) -> Path:
+    where = scratch / "first-landing"
+    if not (where / "bench").is_dir():
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--force", str(where), FIRST_LANDING],
+                       check=True, capture_output=True)
+    return where
+
+
+def timed(cmd: list[str], code: Path, repeats: int, cwd: Path | None = None) -> float:
+    """Median wall seconds of `cmd` run with `code` first on PYTHONPATH."""
+    env = {**os.environ, "PYTHONPATH": str(code)}
+    times = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        proc = subprocess.run(cmd, env=env, cwd=cwd or code, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              text=True)
+        times.append(time.perf_counter() - t)
+        if proc.returncode != 0:
+            raise SystemExit(f"{' '.join(cmd)} failed ({proc.returncode}): {proc.stderr[-500:]}")
+    return statistics.median(times)
+
+
+def without_summary(data: Path, scratch: Path) -> Path:
+    """The set as a folder whose runs/ is the set's (a link) and holds no summary."""
+    plain = scratch / f"{data.name}-plain"
+    if not plain.exists():
+        plain.mkdir()
+        (plain / "runs").symlink_to(data / "runs")
+    return plain
+
+
+def bench(*args: str) -> list[str]:
+    return [sys.executable, "-m", "bench", *args]
+
+
+def du(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+
+
+def row(name: str, what: str, first: float | None, plain: float | None, summ: float, goal: str = "") -> None:
+    ratio = f"{summ / first:.2f}x" if first else "—"
+    fl = f"{first:.2f} s" if first else "—"
+    pl = f"{plain:.2f} s" if plain else "—"
+    print(f"| {name} | {what} | {fl} | {pl} | {summ:.2f} s | {ratio} | {goal} |", flush=True)
+
+
+def measure_set(name: str, data: Path, first: Path, scratch: Path, repeats: int, skip: set[str]) -> None:
+    plain = without_summary(data, scratch)
+    t = time.perf_counter()
+    subprocess.run(bench("summary", "--data", str(data)), cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                   check=True, capture_output=True)
+    built = time.perf_counter() - t
+    size = du(data / "summary")
+    print(f"| {name} | summary: built (or checked) in {built:.1f} s, {size / 1e6:.1f} MB | | | | | |", flush=True)
+    for fmt in ("markdown", "json"):
+        args = ("report", "--data", None, "--format", fmt)
+        f = timed(bench(*_at(args, plain)), first, repeats)
+        p = timed(bench(*_at(args, plain)), ROOT, repeats)
+        s = timed(bench(*_at(args, data)), ROOT, repeats)
+        row(name, f"report --format {fmt}", f, p, s, "≤ 0.5x (5y), ≤ 0.2x (10y)")
+    s = timed(bench("show", "jax/rtx-5070-ti/cnn/train", "--data", str(data)), ROOT, repeats)
+    p = timed(bench("show", "jax/rtx-5070-ti/cnn/train", "--data", str(plain)), ROOT, 1)
+    row(name, "show jax/rtx-5070-ti/cnn/train", None, p, s, "≤ 0.5 s (10y)")
+    if "site" not in skip:
+        site = scratch / f"{name}-site"
+        f = timed(bench("site", "--data", str(plain), "--out", str(scratch / f"{name}-site-first"), "--no-plots"),
+                  first, 1)
+        p = timed(bench("site", "--data", str(plain), "--out", str(scratch / f"{name}-site-plain"), "--no-plots"),
+                  ROOT, 1)
+        s = timed(bench("site", "--data", str(data), "--out", str(site), "--no-plots"), ROOT, 1)
+        row(name, "site --no-plots", f, p, s, "≤ 0.2x (10y)")
+        old = du(scratch / f"{name}-site-first" / "data")
+        first_download = sum((site / "data" / n).stat().st_size for n in ("overview.js",))
+        print(f"| {name} | dashboard data: first landing {old / 1e6:.1f} MB; today first download "
+              f"{first_download / 1e6:.2f} MB, all {du(site / 'data') / 1e6:.1f} MB | | | | | ≤ 1 MB |", flush=True)
+        if "browser" not in skip:
+            ready = browser_ready(site)
+            print(f"| {name} | dashboard ready in Chromium (table drawn), median of 3: {ready:.0f} ms | | | | | < 1000 ms |",
+                  flush=True)
+    if "publish" not in skip:
+        publish_and_clone(name, data, scratch)
+
+
+def _at(args, data: Path) -> list[str]:
+    return [str(data) if a is None else a for a in args]
+
+
+def browser_ready(site: Path) -> float:
+    from studies.bench_site_load import measure
+    return statistics.median(table for table, _, _ in measure(site, 3))
+
+
+def publish_and_clone(name: str, data: Path, scratch: Path) -> None:
+    """A bare repository holding the set (summary included) on gh-pages; one
+    nightly publish of one new record; a full and a partial sparse clone."""
+    bare = scratch / f"{name}.git"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@x",
+           "GIT_COMMITTER_NAME": "s", "GIT_COMMITTER_EMAIL": "s@x"}
+    if not bare.exists():
+        work = scratch / f"{name}-repo"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        git = lambda *a: subprocess.run(["git", "-C", str(work), *a], check=True, capture_output=True, env=env)  # noqa: E731
+        git("init", "-q", "-b", "gh-pages")
+        shutil.copytree(data / "runs", work / "runs")
+        shutil.copytree(data / "summary", work / "summary")
+        git("add", "-A")
+        git("commit", "-qm", "history")
+        subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], check=True, env=env)
+        subprocess.run(["git", "-C", str(bare), "config", "uploadpack.allowFilter", "true"], check=True)
+        shutil.rmtree(work)
+    newest = max(synthetic.history(1, targets=SETS[name][1][:1], seed=7,
+                                   end=synthetic.datetime(2026, 12, 2, 2, tzinfo=synthetic.timezone.utc)),
+                 key=lambda r: r.started_at)
+    rec = RunRecord.from_dict({**newest.data, "run": {**newest.data["run"], "id": f"9{time.time_ns() % 10**9}"}})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = write(rec, tmp)
+        t = time.perf_counter()
+        subprocess.run(bench("publish", "--repo", str(bare), str(path)), cwd=ROOT, env=env, check=True,
+                       capture_output=True)
+        publish = time.perf_counter() - t
+    print(f"| {name} | one nightly publish (1 record + summary) to a local bare repo: {publish:.2f} s "
+          f"| | | | | ≤ 2x from 1y to 10y |", flush=True)
+    for how, cmd in (("full clone", ["git", "clone", "-q", "--single-branch", "-b", "gh-pages", f"file://{bare}"]),
+                     ("checkout-data.sh", ["bash", str(ROOT / "scripts" / "checkout-data.sh")])):
+        dest = scratch / f"{name}-clone"
+        shutil.rmtree(dest, ignore_errors=True)
+        t = time.perf_counter()
+        subprocess.run(cmd + [str(dest)], check=True, capture_output=True,
+                       env={**env, "DATA_REPO": f"file://{bare}", "DATA_BRANCH": "gh-pages"})
+        took = time.perf_counter() - t
+        files = sum(1 for _ in (dest / "runs").rglob("*.json")) if (dest / "runs").exists() else 0
+        print(f"| {name} | {how}: {took:.2f} s, {files} record files, {du(dest) / 1e6:.0f} MB on disk "
+              f"| | | | | |", flush=True)
+        shutil.rmtree(dest, ignore_errors=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--work", default="/tmp/bench-scale", help="where the data sets are kept (reused)")
+    ap.add_argument("--sets", default="1y-100,5y-24,10y-100", help=f"comma-separated, of {', '.join(SETS)}")
+    ap.add_argument("--repeats", type=int, default=2, help="runs per timing (median)")
+    ap.add_argument("--skip", default="", help="leave out: site, publish, browser")
+    ap.add_argument("--build-only", action="store_true", help="build the data sets and stop")
+    args = ap.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    names = [n for n in args.sets.split(",") if n]
+    bad = [n for n in names if n not in SETS]
+    if bad:
+        raise SystemExit(f"--sets {','.join(bad)}: unknown; expected some of {', '.join(SETS)}")
+    folders = {n: build(work, n) for n in names}
+    if args.build_only:
+        return 0
+    print(f"# load average before: {os.getloadavg()}; {os.cpu_count()} CPUs", flush=True)
+    with tempfile.TemporaryDirectory(prefix="bench-scale-", dir="/tmp") as tmp:
+        scratch = Path(tmp)
+        first = first_landing(scratch)
+        try:
+            print("| data | command | first landing | today, records | today, summary | ratio summary/first | goal |")
+            print("| --- | --- | --- | --- | --- | --- | --- |")
+            for n in names:
+                measure_set(n, folders[n], first, scratch, args.repeats, set(args.skip.split(",")))
+        finally:
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(first)], capture_output=True)
+    print(f"# load average after: {os.getloadavg()}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
