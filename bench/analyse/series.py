@@ -12,6 +12,7 @@ are kept per series, not as points. Runs of another Keras (environment
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from datetime import date, datetime
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -46,11 +47,11 @@ class Point:
     # in seconds (bench.analyse.host.reading), None before workers recorded it.
     host: float | None = None
     host_basis: str | None = None  # which worker reading `host` is (host.reading's basis)
-    # (q1, median, q3) of `samples` where the point was read from the summary
-    # (bench/analyse/summarised.py), which keeps these instead of the samples.
+    # (q1, median, q3) of `samples` to 6 significant digits where the point was read
+    # from the summary (bench/analyse/summarised.quartiles), which keeps these instead.
     quartiles: tuple[float, float, float] | None = None
 
-    @property
+    @cached_property  # protocol_start asks every point of a series, twice a command
     def protocol(self) -> str:
         """The measurement protocol, 'name vN' (run.protocol; records from
         before it existed were measured by protocol 1)."""

@@ -23,7 +23,7 @@ from typing import Any, Iterable, Iterator, Mapping
 from bench.analyse import host
 from bench.analyse.series import (MEMORY_METRICS, METRICS, VS_REF, Entry, Failure, Point, Series, SeriesKey,
                                   _reference_state, derived_results, env_fingerprint, group, is_headline,
-                                  memory_state, metric_of, record_state, reference_results)
+                                  memory_state, metric_of, protocol_of, record_state, reference_results)
 from bench.records.history import FUTURE
 from bench.records.record import RunRecord, format_time, parse_time
 
@@ -80,9 +80,16 @@ def summary_line(rec: RunRecord, path: str) -> dict[str, Any]:
 
 
 def _quartiles(samples) -> list[float] | None:
+    q = quartiles(samples)
+    return list(q) if q else None
+
+
+def quartiles(samples) -> tuple[float, float, float] | None:
+    """(q1, median, q3) of `samples` to six significant digits (far below
+    run-to-run noise; what the dashboard shows of them), None under 2 samples."""
     if len(samples) < 2:
         return None
-    return list(statistics.quantiles(samples, n=4))
+    return tuple(float(f"{q:.6g}") for q in statistics.quantiles(samples, n=4))  # type: ignore[return-value]
 
 
 def read_lines(lines: Iterable[Mapping[str, Any]], source: str, latest: datetime) -> tuple[list, list[str]]:
@@ -123,30 +130,35 @@ _new = object.__new__
 
 def _entries(lines, wanted: frozenset, speed: bool) -> Iterator[Entry]:
     days: dict[str, date] = {}
+    kinds: dict[str, str] = {}
     for t, line in lines:
         if not line["nightly"]:
             continue
         night = days.get(line["night"]) or days.setdefault(line["night"], date.fromisoformat(line["night"]))
         states = [tuple(tuple(kv) for kv in s) for s in line["states"]]
+        protocols = [protocol_of(s) for s in states]
         reading = line["host"] if speed else None
-        base = {"day": night, "started_at": t, "attempt": line["attempt"], "run_id": line["run_id"],
-                "keras_version": line["keras_version"], "url": line["url"], "samples": (),
-                "keras_commit": line["keras_commit"], "env": tuple(tuple(kv) for kv in line["env"])}
+        attempt, run_id, version, url = line["attempt"], line["run_id"], line["keras_version"], line["url"]
+        base = {"day": night, "started_at": t, "attempt": attempt, "run_id": run_id,
+                "keras_version": version, "url": url, "samples": (),
+                "keras_commit": line["keras_commit"], "env": tuple(tuple(kv) for kv in line["env"]),
+                "host": None, "host_basis": None}
+        headline = {**base, "host": reading[1], "host_basis": reading[0]} if reading else base
+        backend, device = line["backend"], line["device"]
         for model, mode, status, value, unit, better, at, quartiles, kind, message in line["rows"]:
-            which = kind_of(mode)
+            which = kinds.get(mode) or kinds.setdefault(mode, kind_of(mode))
             if which not in wanted:
                 continue
-            key = (line["backend"], line["device"], model, mode)
             if status == "ok":
                 p = _new(Point)
                 # Point's own __init__ sets each of its 15 frozen fields through
                 # object.__setattr__ (twice the time at 365,000 points); these
-                # values were checked when the record was published.
-                p.__dict__.update(base, value=value, unit=unit, state=states[at],
-                                  host=reading[1] if reading and which == "headline" else None,
-                                  host_basis=reading[0] if reading and which == "headline" else None,
+                # values were checked when the record was published. `protocol`
+                # is the cached property's value, worked out once per record.
+                p.__dict__.update(headline if which == "headline" else base, value=value, unit=unit,
+                                  state=states[at], protocol=protocols[at],
                                   quartiles=tuple(quartiles) if quartiles else None)
-                yield key, status, p, unit, better
+                yield (backend, device, model, mode), status, p, unit, better
             else:
-                yield key, status, Failure(t, line["attempt"], line["run_id"], kind or "unsupported", message or "",
-                                           line["keras_version"], line["url"]), unit, better
+                yield (backend, device, model, mode), status, Failure(
+                    t, attempt, run_id, kind or "unsupported", message or "", version, url), unit, better

@@ -55,7 +55,6 @@ import json
 import os
 import re
 import shutil
-import statistics
 import tempfile
 from datetime import date, datetime
 from importlib import resources
@@ -70,6 +69,7 @@ from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
 from bench.analyse import host
 from bench.analyse.envsummary import CHANGES
+from bench.analyse.summarised import quartiles
 from bench.analyse.series import Series, SeriesKey, in_table, metric_group
 from bench.analyse.trends import BASELINE
 
@@ -171,12 +171,10 @@ def _spread(point) -> dict:
     record's 200 per-call latencies (whose tail the p99 series shows; v3 keeps
     one p50 per round); nulls under 2 samples. A point read from the summary
     carries the quartiles instead of the samples."""
-    if point is not None and point.quartiles is not None:
-        q1, mid, q3 = point.quartiles
-    elif point is not None and len(point.samples) >= 2:
-        q1, mid, q3 = statistics.quantiles(point.samples, n=4)
-    else:
+    q = None if point is None else point.quartiles or quartiles(point.samples)
+    if q is None:
         return {"spread": None, "iqr": None}
+    q1, mid, q3 = q
     return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None, "iqr": [_round(q1), _round(q3)]}
 
 
