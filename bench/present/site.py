@@ -3,27 +3,34 @@
 SITE/
   index.html, app.js, style.css, vendor/   copied from gh-pages-template/
   palette.css                              the status colours (bench/present/palette.json)
-  data/index.json                          site_index(): the table rows and every point
+  data/index.json                          site_index(): the table rows and the overview
+                                           (each series' newest OVERVIEW_NIGHTS points)
   data/index.js                            the same, as `window.BENCH_DATA = {...};` for file://
+  data/series/<b>--<d>--<m>--<mode>.js     a series' whole history, loaded when its chart
+                                           opens: `(window.BENCH_SERIES ||= {})[name] = {...}`
   data/table.md                            the README table (render_markdown)
   plots/*.png                              one per series + overview.png (write_plots)
 
-data/index.json (format 1) keeps five years of nightly history small:
+data/index.json (format 2) is what the page downloads first:
   "palette": {status: '#rrggbb'} (bench/present/palette.json)
   "runs":   [[run_id, attempt, keras_version|null, url|null], ...] (url only
             when it is a run page of this repository: run_url) shared by
-            every series, oldest first; points and failures refer to it by index
+            every series' overview, oldest first; points and failures refer to it by index
   "series": one object per table row: the DESIGN keys of `report --format json`
             (backend, device, model, mode, latest, delta_prev, trend, runs,
             status) and
               latest_text, delta_text, note   as the README prints them
               unit, better              better is 'bigger' or 'smaller'
-              days    days since 1970-01-01, delta-encoded (first absolute, then
-                      the gap to the previous point)
+              days    days since 1970-01-01 of the newest OVERVIEW_NIGHTS points,
+                      delta-encoded (first absolute, then the gap to the previous point)
+              nights  the series' number of points (all of them)
+              history null when `days` holds every point, else the file with all
+                      of them (data/series/...js)
+              failures_total  the series' number of failures
               values  the point values in `unit`, 6 significant digits
               run     index into "runs", delta-encoded like days
-              failures [[day, run, kind, message], ...] oldest first (a
-                       message over MESSAGE_CHARS is cut with '…')
+              failures [[day, run, kind, message], ...] oldest first, from the
+                       first overview point on (a message over MESSAGE_CHARS is cut with '…')
               skipped  count of skipped results (e.g. unsupported)
               change   null or {index, day, from_day, before, after, relative}:
                        the detected change (index into the points, its day, the
@@ -44,8 +51,12 @@ data/index.json (format 1) keeps five years of nightly history small:
             software that night, bench.analyse.envsummary), shared
   "env_changes": the fields listed as "changed since the previous point"
   "host_held": a fraction (host.HELD): below it the tooltip calls the host as before
+data/series/<name>.js holds {"runs", "envs", "days", "values", "run", "env",
+"failures", "host"} as above, for every point of one series, indexed into its
+own "runs" and "envs".
 Format 1 gained "host" and "host_held" on 2026-12-06: optional, so a page
-reading an index without them shows no host line.
+reading an index without them shows no host line. Format 2 (2026-12-07): the
+overview and data/series/.
 Labels and messages are stored as they are; the page inserts them as text.
 """
 
@@ -56,6 +67,7 @@ import os
 import re
 import shutil
 import tempfile
+from dataclasses import replace
 from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
@@ -64,7 +76,7 @@ from typing import Callable, Mapping, Sequence
 from bench.records.newest import newness
 from bench.errors import BenchError
 from bench.present import palette
-from bench.records.record import format_time
+from bench.records.record import format_time, safe
 from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
 from bench.analyse import host
@@ -73,7 +85,12 @@ from bench.analyse.summarised import quartiles
 from bench.analyse.series import Series, SeriesKey, in_table, metric_group
 from bench.analyse.trends import BASELINE
 
-FORMAT = 1
+FORMAT = 2
+# The overview keeps each series' newest this many points: what the table's
+# charts and the small multiples show first. A chart that is opened loads the
+# rest (data/series/). At 10 years x 100 series the overview is ~0.5 MB
+# against 18 MB for every point (studies/bench_scale.py).
+OVERVIEW_NIGHTS = 90
 # The repository's gh-pages-template/, shipped inside the package as
 # bench/present/template (a link, like bench/benchmarks.yaml; package-data), so
 # one copy exists and `bench site` works from any folder and from a wheel.
@@ -109,28 +126,57 @@ def _round(v: float) -> float:
 
 def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
                generated_at: datetime, plots: Mapping[SeriesKey, str] | None = None,
-               repository: str | None = None) -> dict:
+               repository: str | None = None, nights: int | None = None) -> dict:
     """The dashboard's data (format in the module docstring); pure.
 
     `rows` are build_rows(series, ...) in table order; `plots` maps a series
     key to its PNG path relative to the site root; a run's url is kept only
-    when it is a run of `repository` (run_url).
+    when it is a run of `repository` (run_url). `nights`: each series keeps
+    only its newest this many points (the overview; `history` names the file
+    with all of them); None keeps every point.
     """
-    runs = _run_table(series)
-    envs = _env_table(series)
+    tails = {k: _tail(s, nights) for k, s in series.items()}
+    runs = _run_table(tails)
+    envs = _env_table(tails)
     newest = max((s.last_seen for s in series.values()), default=None)
     return {
         "format": FORMAT,
         "generated_at": format_time(generated_at),
         "palette": dict(palette.palette()),
         "newest_run": format_time(newest) if newest else None,
-        "runs": [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs],
-        "series": [_entry(row, data, series[_key(row)], runs, (plots or {}).get(_key(row)), envs)
+        "runs": _runs_json(runs, repository),
+        "series": [_entry(row, data, series[_key(row)], tails[_key(row)], runs, (plots or {}).get(_key(row)), envs)
                    for row, data in zip(rows, rows_to_json(rows))],
         "envs": [dict(state) for state in envs],
         "env_changes": list(CHANGES),
         "host_held": host.HELD,
     }
+
+
+def _runs_json(runs: Mapping[tuple, int], repository: str | None) -> list:
+    return [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs]
+
+
+def _tail(s: Series, nights: int | None) -> Series:
+    """`s` with its newest `nights` points and the failures from the first of them on."""
+    if nights is None or len(s.points) <= nights:
+        return s
+    first = s.points[-nights].day
+    return replace(s, points=s.points[-nights:], failures=tuple(f for f in s.failures if f.started_at.date() >= first))
+
+
+def history_name(key: SeriesKey) -> str:
+    """The file a series' whole history goes to, relative to the site root."""
+    return "data/series/" + "--".join(safe(part) for part in key) + ".js"
+
+
+def series_history(s: Series, repository: str | None = None) -> dict:
+    """A series' every point and failure, with its own run and environment
+    tables (format in the module docstring, "data/series/")."""
+    one = {s.key: s}
+    runs, envs = _run_table(one), _env_table(one)
+    return {"runs": _runs_json(runs, repository), "envs": [dict(state) for state in envs],
+            **_arrays(s, s, runs, envs)}
 
 
 def _key(row: Row) -> SeriesKey:
@@ -178,7 +224,7 @@ def _spread(point) -> dict:
     return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None, "iqr": [_round(q1), _round(q3)]}
 
 
-def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str | None,
+def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, int], plot: str | None,
            envs: Mapping[tuple, int] | None = None) -> dict:
     text = cells(row)
     entry = {k: v for k, v in data.items() if k != "last_failure"}  # `failures` has it, cut to size
@@ -189,20 +235,33 @@ def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str
         "note": text[9] if len(text) > 9 else "",
         "unit": s.unit,
         "better": s.better,
-        "days": _deltas([_day(p.day) for p in s.points]),
-        "values": [_round(p.value) for p in s.points],
-        "run": _deltas([runs[_run_ref(p)] for p in s.points]),
-        "failures": [[_day(f.started_at.date()), runs[_run_ref(f)], f.kind, _cut(f.message)]
-                     for f in s.failures],
+        **_arrays(s, tail, runs, envs),
+        "nights": len(s.points),
+        "history": history_name(s.key) if len(tail.points) < len(s.points) else None,
+        "failures_total": len(s.failures),
         "skipped": len(s.skipped),
         "change": _change(row, s),
         "plot": plot,
         "metric": metric_group(s.mode),
-        "env": _deltas([envs[p.state] for p in s.points]) if envs is not None else [],
-        "host": _tenths(host.night_shifts(s.points, before=BASELINE)),
         **_spread(s.points[-1] if s.points else None),
     })
     return entry
+
+
+def _arrays(s: Series, tail: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int] | None) -> dict:
+    """The points and failures of `tail` (the newest points of `s`, or all of
+    them), indexed into `runs` and `envs`; the host shifts are taken over all of `s`."""
+    n = len(tail.points)
+    shifts = host.night_shifts(s.points, before=BASELINE)
+    return {
+        "days": _deltas([_day(p.day) for p in tail.points]),
+        "values": [_round(p.value) for p in tail.points],
+        "run": _deltas([runs[_run_ref(p)] for p in tail.points]),
+        "failures": [[_day(f.started_at.date()), runs[_run_ref(f)], f.kind, _cut(f.message)]
+                     for f in tail.failures],
+        "env": _deltas([envs[p.state] for p in tail.points]) if envs is not None else [],
+        "host": _tenths(shifts[len(shifts) - n:] if n else []),
+    }
 
 
 def _tenths(shifts: Sequence[float | None]) -> list[int | None]:
@@ -243,14 +302,20 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
         (stage / ".nojekyll").write_text("")  # Pages serves files as they are
         plot_paths = _write_plots(stage / "plots", series, rows, warn) if plots else {}
-        index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository)
+        index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository,
+                           nights=OVERVIEW_NIGHTS)
         data = stage / "data"
         data.mkdir(exist_ok=True)
-        text = json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = _json(index)
         (data / "index.json").write_text(text + "\n", encoding="utf-8")
-        # The same data as a script: a page opened from disk (file://) may not
-        # fetch(), but it may load a script beside it (app.js falls back to it).
+        # The same overview as a script: a page opened from disk (file://) may
+        # not fetch(), but it may load a script beside it (app.js falls back to it).
+        # Only the overview is written twice; each whole history once, below.
         (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
+        for entry in index["series"]:
+            if entry["history"]:
+                key = (entry["backend"], entry["device"], entry["model"], entry["mode"])
+                _write_history(stage / entry["history"], entry["history"], series[key], repository)
         (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
         # The README's table: the headline and vs-ref series (the other metric series are on the page).
         (data / "table.md").write_text(render_markdown([r for r in rows if in_table(r.mode)]),
@@ -260,6 +325,17 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return site / "data" / "index.json"
+
+
+def _json(data: dict) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _write_history(path: Path, name: str, s: Series, repository: str | None) -> None:
+    """A script, so that it loads over http and from disk (file://) alike."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f"(window.BENCH_SERIES = window.BENCH_SERIES || {{}})[{json.dumps(name)}] = "
+                    f"{_json(series_history(s, repository))};\n", encoding="utf-8")
 
 
 def _write_plots(plot_dir: Path, series, rows, warn) -> dict[SeriesKey, str]:
