@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# A fresh, shallow checkout of the data branch: what `--data DIR` reads.
+# A fresh, shallow, partial and sparse checkout of the data branch: what `--data DIR` reads.
 #
 #   scripts/checkout-data.sh DEST
 #
 # publish.yml (report, site) and pr-comment.yml (the baseline of `bench
 # compare`). Inputs: DATA_REPO, DATA_BRANCH (as publish-records.sh), GH_TOKEN
-# for a private repository. A data branch that does not exist yet (before the
+# for a private repository; DATA_MONTHS (default 2: the baseline of `bench
+# compare` is the last 7 nights) newest months of runs/ are checked out besides
+# summary/. A data branch that does not exist yet (before the
 # first nightly) gives an empty DEST and a notice: no history, not an error.
 set -euo pipefail
 
@@ -19,9 +21,18 @@ source "$here/git-auth.sh"
 rm -rf "$dest"
 if git ls-remote --exit-code --heads "$repo" "$branch" >/dev/null; then
   depth=()
-  [[ "$repo" == *://* ]] && depth=(--depth 1)  # git ignores --depth for a local path, noisily
-  git clone --quiet ${depth[@]+"${depth[@]}"} --single-branch --branch "$branch" "$repo" "$dest"
-  echo "checkout-data: $branch at $(git -C "$dest" rev-parse --short HEAD) in $dest" >&2
+  [[ "$repo" == *://* ]] && depth=(--depth 1 --filter=blob:none)  # git ignores both for a local path, noisily
+  # Partial and sparse (docs/scale.md): the trees, then the blobs of the
+  # summary and of the newest DATA_MONTHS months of runs/ only, not every
+  # record (91,000 files at ten years x 100 series). The readers read the
+  # summary; months left out are trusted as it covers them (git's sparse-checkout is on).
+  git clone --quiet ${depth[@]+"${depth[@]}"} --no-checkout --single-branch --branch "$branch" "$repo" "$dest"
+  mapfile -t months < <(git -C "$dest" ls-tree -d --name-only HEAD runs/ | while read -r year; do
+                          git -C "$dest" ls-tree -d --name-only HEAD "$year/"; done | sort | tail -n "${DATA_MONTHS:-2}")
+  git -C "$dest" sparse-checkout set summary ${months[@]+"${months[@]}"}
+  git -C "$dest" checkout --quiet "$branch"
+  echo "checkout-data: $branch at $(git -C "$dest" rev-parse --short HEAD) in $dest" \
+       "(summary/ and the newest ${#months[@]} month(s) of runs/)" >&2
 else
   mkdir -p "$dest"
   echo "checkout-data: no branch '$branch' in the data repository yet; empty history in $dest" >&2

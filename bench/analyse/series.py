@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from operator import attrgetter
 from datetime import date, datetime
 from typing import Callable, Iterable, Iterator, Sequence
 
@@ -71,10 +72,52 @@ def record_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
     return envsummary.summary(rec.environment, rec.data.get("run"))
 
 
+class Points(Sequence):
+    """A series' points, oldest first, each made when first asked for (then
+    kept): a ten-year series read from the summary has 3,650, and the status
+    reads a few dozen of them. `values` and `protocols` are the points' own,
+    as lists, for the readers that want every one (Series.values, protocol_start).
+    Immutable, and equal to the tuple of the same points."""
+
+    __slots__ = ("_make", "_made", "values", "protocols")
+
+    def __init__(self, make: Callable[[int], Point], values: list[float], protocols: list[str]):
+        if len(values) != len(protocols):
+            raise ValueError(f"Points: {len(values)} values, {len(protocols)} protocols; expected as many")
+        self._make, self._made = make, [None] * len(values)
+        self.values, self.protocols = values, protocols
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        n = len(self.values)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError(f"point {i} of {n}")
+        p = self._made[j]
+        if p is None:
+            p = self._made[j] = self._make(j)
+        return p
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+
 def protocol_start(points: Sequence[Point]) -> int:
     """Index of the first of the newest points measured under the newest
     point's protocol: a protocol change moves the numbers by itself, so the
     status never compares across it (it would read as a Keras change)."""
+    if isinstance(points, Points):  # the protocols as they are, no Point made
+        protocols, i = points.protocols, len(points)
+        while i > 0 and protocols[i - 1] == protocols[-1]:
+            i -= 1
+        return i
     i = len(points)
     while i > 0 and points[i - 1].protocol == points[-1].protocol:
         i -= 1
@@ -119,6 +162,8 @@ class Series:
         return self.key[3]
 
     def values(self) -> list[float]:
+        if isinstance(self.points, Points):
+            return list(self.points.values)
         return [p.value for p in self.points]
 
     def latest_failed(self) -> bool:
@@ -171,6 +216,8 @@ def build_series(records: Iterable[RunRecord],
     return group(_entries(records, results, state or record_state, speed))
 
 
+_day = attrgetter("day")
+
 # What group() takes: (key, status, a Point when ok else a Failure, unit, better),
 # in the records' order (history.load_history's: oldest first).
 Entry = tuple[SeriesKey, str, "Point | Failure", str, str]
@@ -197,10 +244,12 @@ def _entries(records: Iterable[RunRecord], results, state, speed: bool) -> Itera
                                              rec.url), r.unit, r.better
 
 
-def group(entries: Iterable[Entry]) -> dict[SeriesKey, Series]:
+def group(entries: Iterable[Entry], points: Callable[[list], Sequence[Point]] = tuple) -> dict[SeriesKey, Series]:
     """Series from (key, status, point or failure, unit, better) in record
     order: per night the newest point wins (is_newer), failures and skips are
-    kept oldest first, a series' unit and direction are its last ok result's."""
+    kept oldest first, a series' unit and direction are its last ok result's.
+    An ok entry's item needs only day, started_at, attempt and unit;
+    `points` makes a series' points from the winning items, oldest first."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
     fails: dict[SeriesKey, list[Failure]] = {}
     skips: dict[SeriesKey, list[Failure]] = {}
@@ -223,15 +272,16 @@ def group(entries: Iterable[Entry]) -> dict[SeriesKey, Series]:
     out = {}
     for key in sorted(seen):
         unit, better = meta[key]
-        points = sorted(ok.get(key, {}).values(), key=lambda p: p.day)
-        if points:
+        kept = sorted(ok.get(key, {}).values(), key=_day)
+        if kept:
             # A bench that changed its unit (MiB/s -> GiB/s in a real history)
             # would read as a huge step: chart only the newest unit's points.
-            unit = points[-1].unit
-            points = [p for p in points if p.unit == unit]
+            unit = kept[-1].unit
+            if any(p.unit != unit for p in kept):
+                kept = [p for p in kept if p.unit == unit]
         out[key] = Series(
             key=key, unit=unit, better=better,
-            points=tuple(points),
+            points=points(kept),
             failures=tuple(sorted(fails.get(key, []), key=newness)),
             skipped=tuple(sorted(skips.get(key, []), key=newness)),
             last_seen=seen[key],

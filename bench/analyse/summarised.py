@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import statistics
 from datetime import date, datetime
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, NamedTuple
 
 from bench.analyse import host
-from bench.analyse.series import (MEMORY_METRICS, METRICS, VS_REF, Entry, Failure, Point, Series, SeriesKey,
+from bench.analyse.series import (MEMORY_METRICS, METRICS, VS_REF, Entry, Failure, Point, Points, Series, SeriesKey,
                                   _reference_state, derived_results, env_fingerprint, group, is_headline,
                                   memory_state, metric_of, protocol_of, record_state, reference_results)
 from bench.records.history import FUTURE
@@ -119,13 +119,41 @@ def series_from_lines(lines: Iterable[tuple[datetime, Mapping[str, Any]]], kinds
     """The series of `kinds` (KINDS), sorted by key, from read_lines' lines;
     `speed`: headline points carry the host reading (as table_series and
     all_series ask build_series). Metric and vs-ref series without points are
-    left out, as metric_series and reference_series leave them out."""
+    left out, as metric_series and reference_series leave them out. A series'
+    points are made when first read (series.Points)."""
     wanted = frozenset(kinds)
-    out = group(_entries(lines, wanted, speed))
+    out = group(_entries(lines, wanted, speed), _points)
     return {k: s for k, s in out.items() if s.points or kind_of(k[3]) == "headline"}
 
 
+class _Row(NamedTuple):
+    """What group() reads of an ok row, and what makes its Point."""
+    day: date
+    started_at: datetime
+    attempt: int
+    unit: str
+    value: float
+    protocol: str
+    fields: dict     # the record's Point fields (series.Point's names)
+    state: tuple
+    quartiles: list | None
+
+
 _new = object.__new__
+
+
+def _point(row: _Row) -> Point:
+    p = _new(Point)
+    # Point's own __init__ sets each of its 15 frozen fields through
+    # object.__setattr__; these values were checked when the record was
+    # published. `protocol` is the cached property's value, worked out once a record.
+    p.__dict__.update(row.fields, value=row.value, unit=row.unit, state=row.state, protocol=row.protocol,
+                      quartiles=tuple(row.quartiles) if row.quartiles else None)
+    return p
+
+
+def _points(rows: list[_Row]) -> Points:
+    return Points(lambda i: _point(rows[i]), [r.value for r in rows], [r.protocol for r in rows])
 
 
 def _entries(lines, wanted: frozenset, speed: bool) -> Iterator[Entry]:
@@ -150,15 +178,9 @@ def _entries(lines, wanted: frozenset, speed: bool) -> Iterator[Entry]:
             if which not in wanted:
                 continue
             if status == "ok":
-                p = _new(Point)
-                # Point's own __init__ sets each of its 15 frozen fields through
-                # object.__setattr__ (twice the time at 365,000 points); these
-                # values were checked when the record was published. `protocol`
-                # is the cached property's value, worked out once per record.
-                p.__dict__.update(headline if which == "headline" else base, value=value, unit=unit,
-                                  state=states[at], protocol=protocols[at],
-                                  quartiles=tuple(quartiles) if quartiles else None)
-                yield (backend, device, model, mode), status, p, unit, better
+                yield (backend, device, model, mode), status, _Row(
+                    night, t, attempt, unit, value, protocols[at], headline if which == "headline" else base,
+                    states[at], quartiles), unit, better
             else:
                 yield (backend, device, model, mode), status, Failure(
                     t, attempt, run_id, kind or "unsupported", message or "", version, url), unit, better

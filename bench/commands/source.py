@@ -50,6 +50,9 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
         if warn is not None:
             print(f"bench {verb}: {summary.FOLDER}/ is stale ({why}); reading the records "
                   f"(`bench summary --data {data}` rebuilds it)", file=warn)
+    elif warn is not None and summary.is_sparse(root):
+        print(f"bench {verb}: {data} is a sparse checkout without {summary.FOLDER}/; only the records "
+              f"checked out are read (`bench summary` on a full checkout builds it)", file=warn)
     history = load_history(root, warn=warn, now=now)
     with paused_gc():
         series = table_series(history.records) if tuple(kinds) == TABLE else all_series(history.records)
