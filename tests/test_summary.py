@@ -83,6 +83,12 @@ def outputs(data: Path, capsys) -> dict[str, str]:
         name = "/".join(parts)
         assert cli.main(["show", name, "--data", str(data)]) == 0
         got[f"show {name}"] = capsys.readouterr().out
+    head = make_record([ok("mlp", "train", 950.0), ok("cnn", "train", 91.0)], device="rtx",
+                       started_at=T0 + timedelta(days=24), environment={"keras_source": "git"}, run_id="head")
+    for fmt in ("markdown", "json"):
+        assert cli.main(["compare", "--base", str(data), "--head", str(write(head, data.parent / "head")),
+                         "--format", fmt]) == 0
+        got[f"compare {fmt}"] = capsys.readouterr().out
     site = data.parent / f"{data.name}-site"
     assert cli.main(["site", "--data", str(data), "--out", str(site), "--no-plots"]) == 0
     capsys.readouterr()

@@ -35,7 +35,8 @@ from pathlib import Path
 from bench import config
 from bench.commands.arguments import positive_int
 from bench.errors import UsageError
-from bench.compare.baseline import load_baseline
+from bench.commands.source import baseline_records
+from bench.compare.baseline import baseline_from_history, load_baseline
 from bench.compare.head import load_head
 from bench.compare.jsonout import render_json
 from bench.compare.markdown import render_markdown
@@ -59,11 +60,22 @@ def add_arguments(parser):
         for i, rule in enumerate(rules(), 1))
 
 
+def _from_summary(base: list[str], nights: int):
+    """The baseline of one data folder read through its summary: only the records
+    the last `nights` nights came from (commands/source.py); None otherwise."""
+    if len(base) != 1 or not (Path(base[0]) / "runs").is_dir():
+        return None
+    records = baseline_records(base[0], nights)
+    if records is None:
+        return None
+    return baseline_from_history(records, nights, f"last {nights} nights of {Path(base[0])}")
+
+
 def main(args) -> int:
     settings = config.load(args.config).compare
     nights = args.nights if args.nights is not None else settings.nights
     try:
-        baseline = load_baseline(args.base, nights)
+        baseline = _from_summary(args.base, nights) or load_baseline(args.base, nights)
     except ValueError as e:  # a data folder mixed with records: a usage error
         raise UsageError(str(e)) from None
     head = load_head(args.head)

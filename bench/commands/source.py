@@ -16,6 +16,7 @@ from typing import Mapping, TextIO
 from bench.analyse.series import Series, SeriesKey, all_series, table_series
 from bench.analyse.summarised import KINDS, read_lines, series_from_lines
 from bench.records import summary
+from bench.records.newest import newness
 from bench.records.history import FUTURE, STDERR, load_history, paused_gc
 
 TABLE = ("headline", "reference")  # bench report's rows (series.table_series)
@@ -57,3 +58,41 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
     with paused_gc():
         series = table_series(history.records) if tuple(kinds) == TABLE else all_series(history.records)
     return Loaded(series, len(history.records), history.problems, "records")
+
+
+def baseline_records(data: str | Path, nights: int, *, warn: TextIO | None = STDERR,  # type: ignore[assignment]
+                     now: datetime | None = None) -> list | None:
+    """The records `bench compare` needs of a data folder with a fresh summary:
+    those that made each series' last `nights` points, and the newest nightly
+    record of each target (its environment); None without a fresh summary (then
+    every record is read). Read from those records, the baseline is the one
+    every record gives: a night's winner beats every record of its night, so
+    also those read, and no record read makes a newer point than the last
+    `nights` (compare/baseline.py takes the last `nights` points)."""
+    from bench.records.record import load
+
+    if warn is STDERR:
+        warn = sys.stderr
+    root = Path(data)
+    if not (root / summary.FOLDER).is_dir():
+        return None
+    found, why = summary.read(root)
+    if found is None:
+        if warn is not None:
+            print(f"bench compare: {summary.FOLDER}/ is stale ({why}); reading the records "
+                  f"(`bench summary --data {data}` rebuilds it)", file=warn)
+        return None
+    lines, _ = read_lines(found.lines, "", (now or datetime.now(timezone.utc)) + FUTURE)
+    path_of = {(x["backend"], x["device"], x["run_id"], x["attempt"]): x["path"] for _, x in lines if x["nightly"]}
+    wanted = set()
+    for (backend, device, _, _), s in series_from_lines(lines, ("headline",), speed=False).items():
+        wanted.update(path_of[(backend, device, p.run_id, p.attempt)] for p in s.points[-nights:])
+    newest: dict[tuple[str, str], tuple] = {}
+    for t, x in lines:
+        if x["nightly"]:
+            newest[(x["backend"], x["device"])] = max(newest.get((x["backend"], x["device"]), (t, 0, "")),
+                                                      (t, x["attempt"], x["path"]))
+    wanted.update(p for _, _, p in newest.values())
+    with paused_gc():
+        records = [load(str(root / p)) for p in wanted]
+    return sorted(records, key=lambda r: (*newness(r), r.source))  # load_history's order
