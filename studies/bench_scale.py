@@ -211,6 +211,49 @@ def publish_and_clone(name: str, data: Path, scratch: Path) -> None:
         shutil.rmtree(dest, ignore_errors=True)
 
 
+def formats(data: Path) -> None:
+    """The summary's format, by measurement: reading every row of the set's
+    summary back into Python as JSON lines (today's, one parse per month file)
+    and as SQLite (the same lines, one table, rows as tuples), and what one
+    nightly publish adds to each as a git blob."""
+    import json
+    import sqlite3
+    import zlib
+
+    from bench.records import summary
+
+    months = sorted((data / "summary").glob("*.jsonl"))
+    c0 = time.process_time()
+    lines = [x for m in months for x in summary._month_lines(m)[0]]
+    json_cpu = time.process_time() - c0
+    db = data.parent / f"{data.name}-summary.sqlite"
+    db.unlink(missing_ok=True)
+    con = sqlite3.connect(db)
+    con.execute("create table rows (path, started_at, night, attempt, run_id, backend, device, keras_version, url, "
+                "state, model, mode, status, value, unit, better, q1, q2, q3)")
+    con.executemany("insert into rows values (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", [
+        (x["path"], x["started_at"], x["night"], x["attempt"], x["run_id"], x["backend"], x["device"],
+         x.get("keras_version"), x.get("url"), json.dumps(x.get("states")), *r[:4], r[4], r[5],
+         *(r[7] or (None, None, None))) for x in lines for r in x.get("rows", ())])
+    con.commit()
+    con.close()
+    c0 = time.process_time()
+    con = sqlite3.connect(db)
+    n = len(con.execute("select * from rows").fetchall())
+    sql_cpu = time.process_time() - c0
+    con.close()
+    newest = months[-1].read_bytes()
+    line = newest.splitlines()[-1] + b"\n"
+    print(f"| format | {len(lines)} lines, {n} rows | JSON lines: read {json_cpu:.2f} s CPU, "
+          f"{du(data / 'summary') / 1e6:.0f} MB; a publish rewrites one month file "
+          f"({len(newest) / 1e3:.0f} kB, {len(zlib.compress(newest)) / 1e3:.0f} kB zlib as a loose blob; "
+          f"a text delta of {len(line)} B in a pack) | SQLite: read {sql_cpu:.2f} s CPU (rows only, no "
+          f"JSON states), {db.stat().st_size / 1e6:.0f} MB; a publish rewrites the binary file "
+          f"({len(zlib.compress(db.read_bytes())) / 1e6:.0f} MB zlib as a blob, page-level changes) | | | |",
+          flush=True)
+    db.unlink()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", default="/tmp/bench-scale", help="where the data sets are kept (reused)")
@@ -218,6 +261,7 @@ def main() -> int:
     ap.add_argument("--repeats", type=int, default=2, help="runs per timing (median)")
     ap.add_argument("--skip", default="", help="leave out: records (today reading every record), site, publish, browser")
     ap.add_argument("--build-only", action="store_true", help="build the data sets and stop")
+    ap.add_argument("--formats", action="store_true", help="only compare the summary's formats on each set")
     args = ap.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -227,6 +271,12 @@ def main() -> int:
         raise SystemExit(f"--sets {','.join(bad)}: unknown; expected some of {', '.join(SETS)}")
     folders = {n: build(work, n) for n in names}
     if args.build_only:
+        return 0
+    if args.formats:
+        for n in names:
+            subprocess.run(bench("summary", "--data", str(folders[n])), cwd=ROOT, check=True, capture_output=True,
+                           env={**os.environ, "PYTHONPATH": str(ROOT)})
+            formats(folders[n])
         return 0
     print(f"# load average before: {os.getloadavg()}; {os.cpu_count()} CPUs", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench-scale-", dir="/tmp") as tmp:
