@@ -277,3 +277,15 @@ def test_the_cli_imports_only_the_verb_it_runs(verb):
     assert f"bench.commands.{verb}" in mods
     others = {m for m in mods if m.rsplit(".", 1)[1] not in (verb, "arguments", "source")}
     assert not others, f"bench {verb} imports {others}"
+
+
+def test_a_record_outside_a_month_folder_makes_the_summary_stale_and_is_refused_by_bench_summary(tmp_path, capsys):
+    data = write_data(rich_history()[:3], tmp_path / "d")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    stray = data / "runs" / "stray.json"
+    stray.write_text((next((data / "runs").rglob("*.json"))).read_text())
+    found, why = summary.read(data)
+    assert found is None and "runs/stray.json" in why
+    capsys.readouterr()
+    assert cli.main(["summary", "--data", str(data)]) == 2
+    assert "runs/stray.json: a record file outside runs/YYYY/MM/" in capsys.readouterr().err

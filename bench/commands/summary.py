@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from bench.analyse.summarised import summary_line
+from bench.errors import UsageError
 from bench.records import summary
 from bench.records.guard import one_line
 from bench.records.history import paused_gc
@@ -32,6 +33,9 @@ def main(args) -> int:
     if not (root / "runs").is_dir():
         raise FileNotFoundError(f"--data {args.data}: no runs/ folder; expected a data-branch checkout")
     disk = summary.on_disk(root)
+    if summary.OUTSIDE in disk:
+        raise UsageError(f"{disk[summary.OUTSIDE][0]}: a record file outside runs/YYYY/MM/; expected the data "
+                         "branch's layout (runs/YYYY/MM/DD/<name>.json), which the summary covers month by month")
     old = summary.existing(root)
     months = sorted(m for m in disk if old is None or old.months.get(m) != summary.month_hash(disk[m]))
     gone = [] if old is None else [m for m in old.months if m not in disk]

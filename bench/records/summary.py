@@ -100,15 +100,17 @@ def month_hash(paths: Iterable[str]) -> tuple[int, str]:
     return len(paths), hashlib.sha256("\n".join(paths).encode()).hexdigest()
 
 
+OUTSIDE = "elsewhere"  # on_disk's key for files under runs/ but not in a runs/YYYY/MM/ folder
+
+
 def on_disk(data_dir: str | Path) -> dict[str, list[str]]:
-    """{month: [relpath, ...]} of every record file under DATA/runs."""
+    """{month: [relpath, ...]} of every record file under DATA/runs (OUTSIDE:
+    those not in a month's folder, which no summary covers)."""
     root = os.path.join(str(data_dir), "")
     out: dict[str, list[str]] = {}
     for f in json_files(os.path.join(root, "runs")):
         rel = f[len(root):].replace(os.sep, "/")
-        month = month_of(rel)
-        if month is not None:
-            out.setdefault(month, []).append(rel)
+        out.setdefault(month_of(rel) or OUTSIDE, []).append(rel)
     return out
 
 
@@ -149,6 +151,8 @@ def read(data_dir: str | Path) -> tuple[Summary | None, str]:
 
 def stale_months(cov: Coverage, disk: Mapping[str, list[str]], sparse: bool = False) -> str:
     """'' when `cov` covers `disk` (see the module docstring), else the first difference, in words."""
+    if OUTSIDE in disk:
+        return f"{disk[OUTSIDE][0]} is not in a runs/YYYY/MM/ folder, which it covers"
     for month in sorted(disk):
         if month not in cov.months:
             return f"runs/{month.replace('-', '/')} ({len(disk[month])} files) is not in it"
