@@ -134,6 +134,9 @@ def measure_set(name: str, data: Path, first: Path, scratch: Path, repeats: int,
         if "records" not in skip:
             sides["records"] = (bench(*_at(args, plain)), ROOT)
         row(name, f"report --format {fmt}", side_by_side(sides, repeats), "≤ 0.5x (5y), ≤ 0.2x (10y)")
+    imports = side_by_side({"first": ([sys.executable, "-c", "import bench.trends"], first),
+                            "summary": ([sys.executable, "-c", "import bench.analyse.trends"], ROOT)}, repeats)
+    row(name, "(importing the status rule alone: today's brings scipy.special)", imports)
     show = ("show", "jax/rtx-5070-ti/cnn/train", "--data")
     sides = {"summary": (bench(*show, str(data)), ROOT)}
     if "records" not in skip:
