@@ -558,32 +558,50 @@
 
   // A series' whole history (data/series/<name>.js, a script so that it loads
   // from disk too), fetched when its chart opens; the overview holds its
-  // newest nights. Its run and environment tables join the page's.
-  const histories = new Map();
-  function loadHistory(r) {
-    if (!r.history || r._full) return Promise.resolve();
-    if (!histories.has(r.history)) {
-      histories.set(r.history, new Promise((resolve, reject) => {
+  // newest nights.
+  const scripts = new Map();
+  function loadScript(src) {
+    if (!scripts.has(src)) {
+      scripts.set(src, new Promise((resolve, reject) => {
         const s = document.createElement("script");
-        s.src = r.history;
+        s.src = src;
         s.onload = resolve;
-        s.onerror = () => reject(new Error(`${r.history} did not load`));
+        s.onerror = () => reject(new Error(`${src} did not load`));
         document.head.appendChild(s);
       }));
     }
-    return histories.get(r.history).then(() => {
+    return scripts.get(src);
+  }
+
+  // Every run and environment the histories index (data/tables.js), joined
+  // once after the overview's own: a history's index i is the page's i + offset.
+  let tables = null;
+  function loadTables() {
+    if (!tables) {
+      tables = loadScript("data/tables.js").then(() => {
+        const t = window.BENCH_TABLES || { runs: [], envs: [] };
+        const offset = { runs: state.runs.length, envs: state.envs.length };
+        state.runs.push(...t.runs);
+        state.envs.push(...t.envs);
+        return offset;
+      });
+    }
+    return tables;
+  }
+
+  function loadHistory(r) {
+    if (!r.history || r._full) return Promise.resolve();
+    return Promise.all([loadTables(), loadScript(r.history)]).then(([offset]) => {
       const h = (window.BENCH_SERIES || {})[r.history];
       if (!h || r._full) return;
-      const join = (table, rows) => rows.map((row) => { table.push(row); return table.length - 1; });
-      const runAt = join(state.runs, h.runs), envAt = join(state.envs, h.envs);
       const n = h.days.length, days = new Array(n), run = new Array(n), env = new Array(n);
       let d = 0, k = 0, e = 0;
       for (let i = 0; i < n; i++) {
         d += h.days[i]; k += h.run[i]; e += (h.env || [])[i] || 0;
-        days[i] = d; run[i] = runAt[k]; env[i] = h.env && h.env.length ? envAt[e] : null;
+        days[i] = d; run[i] = k + offset.runs; env[i] = h.env && h.env.length ? e + offset.envs : null;
       }
       Object.assign(r, { days: h.days, values: h.values, host: h.host, _days: days, _run: run, _env: env, _full: true,
-                         failures: h.failures.map(([day, i, kind, msg]) => [day, runAt[i], kind, msg]) });
+                         failures: h.failures.map(([day, i, kind, msg]) => [day, i + offset.runs, kind, msg]) });
     });
   }
 

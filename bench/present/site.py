@@ -8,6 +8,7 @@ SITE/
   data/index.js                            the same, as `window.BENCH_DATA = {...};` for file://
   data/series/<b>--<d>--<m>--<mode>.js     a series' whole history, loaded when its chart
                                            opens: `(window.BENCH_SERIES ||= {})[name] = {...}`
+  data/tables.js                           the runs and environments the histories index
   data/table.md                            the README table (render_markdown)
   plots/*.png                              one per series + overview.png (write_plots)
 
@@ -51,9 +52,10 @@ data/index.json (format 2) is what the page downloads first:
             software that night, bench.analyse.envsummary), shared
   "env_changes": the fields listed as "changed since the previous point"
   "host_held": a fraction (host.HELD): below it the tooltip calls the host as before
-data/series/<name>.js holds {"runs", "envs", "days", "values", "run", "env",
-"failures", "host"} as above, for every point of one series, indexed into its
-own "runs" and "envs".
+data/series/<name>.js holds {"days", "values", "run", "env", "failures",
+"host"} as above for every point of one series, indexed into "runs" and
+"envs" of data/tables.js (`window.BENCH_TABLES = {...}`: every run and
+environment of every point, loaded with the first history a page opens).
 Format 1 gained "host" and "host_held" on 2026-12-06: optional, so a page
 reading an index without them shows no host line. Format 2 (2026-12-07): the
 overview and data/series/.
@@ -91,6 +93,7 @@ FORMAT = 2
 # rest (data/series/). At 10 years x 100 series the overview is ~0.5 MB
 # against 18 MB for every point (studies/bench_scale.py).
 OVERVIEW_NIGHTS = 90
+TABLES = "data/tables.js"  # every run and environment the histories refer to, loaded with the first
 # The repository's gh-pages-template/, shipped inside the package as
 # bench/present/template (a link, like bench/benchmarks.yaml; package-data), so
 # one copy exists and `bench site` works from any folder and from a wheel.
@@ -170,13 +173,17 @@ def history_name(key: SeriesKey) -> str:
     return "data/series/" + "--".join(safe(part) for part in key) + ".js"
 
 
-def series_history(s: Series, repository: str | None = None) -> dict:
-    """A series' every point and failure, with its own run and environment
-    tables (format in the module docstring, "data/series/")."""
-    one = {s.key: s}
-    runs, envs = _run_table(one), _env_table(one)
-    return {"runs": _runs_json(runs, repository), "envs": [dict(state) for state in envs],
-            **_arrays(s, s, runs, envs)}
+def series_history(s: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int]) -> dict:
+    """A series' every point and failure, indexed into the site's one table of
+    runs and of environments (history_tables): a night's run is shared by every
+    series of that night, so one table, not one per series."""
+    return _arrays(s, s, runs, envs)
+
+
+def history_tables(series: Mapping[SeriesKey, Series], repository: str | None = None) -> tuple[dict, dict, dict]:
+    """(runs, envs, their JSON): every run and environment of every point, for data/tables.js."""
+    runs, envs = _run_table(series), _env_table(series)
+    return runs, envs, {"runs": _runs_json(runs, repository), "envs": [dict(state) for state in envs]}
 
 
 def _key(row: Row) -> SeriesKey:
@@ -312,10 +319,7 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         # not fetch(), but it may load a script beside it (app.js falls back to it).
         # Only the overview is written twice; each whole history once, below.
         (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
-        for entry in index["series"]:
-            if entry["history"]:
-                key = (entry["backend"], entry["device"], entry["model"], entry["mode"])
-                _write_history(stage / entry["history"], entry["history"], series[key], repository)
+        _write_histories(stage, index, series, repository)
         (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
         # The README's table: the headline and vs-ref series (the other metric series are on the page).
         (data / "table.md").write_text(render_markdown([r for r in rows if in_table(r.mode)]),
@@ -331,11 +335,20 @@ def _json(data: dict) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _write_history(path: Path, name: str, s: Series, repository: str | None) -> None:
-    """A script, so that it loads over http and from disk (file://) alike."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(f"(window.BENCH_SERIES = window.BENCH_SERIES || {{}})[{json.dumps(name)}] = "
-                    f"{_json(series_history(s, repository))};\n", encoding="utf-8")
+def _write_histories(stage: Path, index: dict, series: Mapping[SeriesKey, Series], repository: str | None) -> None:
+    """data/tables.js (every run and environment) and one data/series/*.js per
+    series whose history is longer than the overview: scripts, so that they
+    load over http and from disk (file://) alike."""
+    longer = [e for e in index["series"] if e["history"]]
+    if not longer:
+        return
+    runs, envs, tables = history_tables(series, repository)
+    (stage / TABLES).write_text(f"window.BENCH_TABLES = {_json(tables)};\n", encoding="utf-8")
+    (stage / "data" / "series").mkdir()
+    for e in longer:
+        s = series[(e["backend"], e["device"], e["model"], e["mode"])]
+        (stage / e["history"]).write_text(f"(window.BENCH_SERIES = window.BENCH_SERIES || {{}})[{json.dumps(e['history'])}]"
+                                          f" = {_json(series_history(s, runs, envs))};\n", encoding="utf-8")
 
 
 def _write_plots(plot_dir: Path, series, rows, warn) -> dict[SeriesKey, str]:
