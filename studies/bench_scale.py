@@ -128,12 +128,14 @@ def measure_set(name: str, data: Path, first: Path, scratch: Path, repeats: int,
     built = time.perf_counter() - t
     size = du(data / "summary")
     print(f"| {name} | summary: built (or checked) in {built:.1f} s, {size / 1e6:.1f} MB | | | | | |", flush=True)
-    for fmt in ("markdown", "json"):
+    for fmt in () if "report" in skip else ("markdown", "json"):
         args = ("report", "--data", None, "--format", fmt)
         sides = {"first": (bench(*_at(args, plain)), first), "summary": (bench(*_at(args, data)), ROOT)}
         if "records" not in skip:
             sides["records"] = (bench(*_at(args, plain)), ROOT)
         row(name, f"report --format {fmt}", side_by_side(sides, repeats), "≤ 0.5x (5y), ≤ 0.2x (10y)")
+    if "show" in skip:
+        return _site_and_publish(name, data, first, scratch, skip)
     imports = side_by_side({"first": ([sys.executable, "-c", "import bench.trends"], first),
                             "summary": ([sys.executable, "-c", "import bench.analyse.trends"], ROOT)}, repeats)
     row(name, "(importing the status rule alone: today's brings scipy.special)", imports)
@@ -142,6 +144,11 @@ def measure_set(name: str, data: Path, first: Path, scratch: Path, repeats: int,
     if "records" not in skip:
         sides["records"] = (bench(*show, str(plain)), ROOT)
     row(name, "show jax/rtx-5070-ti/cnn/train", side_by_side(sides, repeats), "≤ 0.5 s (10y)")
+    _site_and_publish(name, data, first, scratch, skip)
+
+
+def _site_and_publish(name: str, data: Path, first: Path, scratch: Path, skip: set[str]) -> None:
+    plain = without_summary(data, scratch)
     if "site" not in skip:
         site = scratch / f"{name}-site"
         row(name, "site --no-plots", side_by_side({
@@ -262,7 +269,7 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/bench-scale", help="where the data sets are kept (reused)")
     ap.add_argument("--sets", default="1y-100,5y-24,10y-100", help=f"comma-separated, of {', '.join(SETS)}")
     ap.add_argument("--repeats", type=int, default=2, help="runs per timing (median)")
-    ap.add_argument("--skip", default="", help="leave out: records (today reading every record), site, publish, browser")
+    ap.add_argument("--skip", default="", help="leave out: records (today reading every record), report, show, site, publish, browser")
     ap.add_argument("--build-only", action="store_true", help="build the data sets and stop")
     ap.add_argument("--formats", action="store_true", help="only compare the summary's formats on each set")
     args = ap.parse_args()

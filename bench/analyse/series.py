@@ -102,6 +102,11 @@ class Points(Sequence):
             p = self._made[j] = self._make(j)
         return p
 
+    def __iter__(self) -> Iterator[Point]:
+        made = self._made
+        for j, p in enumerate(made):
+            yield p if p is not None else self[j]
+
     def __eq__(self, other) -> bool:
         return isinstance(other, Sequence) and tuple(self) == tuple(other)
 

@@ -129,15 +129,18 @@ def _round(v: float) -> float:
 
 def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
                generated_at: datetime, plots: Mapping[SeriesKey, str] | None = None,
-               repository: str | None = None, nights: int | None = None) -> dict:
+               repository: str | None = None, nights: int | None = None,
+               shifts: Mapping[SeriesKey, list] | None = None) -> dict:
     """The dashboard's data (format in the module docstring); pure.
 
     `rows` are build_rows(series, ...) in table order; `plots` maps a series
     key to its PNG path relative to the site root; a run's url is kept only
     when it is a run of `repository` (run_url). `nights`: each series keeps
     only its newest this many points (the overview; `history` names the file
-    with all of them); None keeps every point.
+    with all of them); None keeps every point. `shifts`: host_shifts(series),
+    when the caller has them already.
     """
+    shifts = shifts if shifts is not None else host_shifts(series)
     tails = {k: _tail(s, nights) for k, s in series.items()}
     runs = _run_table(tails)
     envs = _env_table(tails)
@@ -148,12 +151,17 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
         "palette": dict(palette.palette()),
         "newest_run": format_time(newest) if newest else None,
         "runs": _runs_json(runs, repository),
-        "series": [_entry(row, data, series[_key(row)], tails[_key(row)], runs, (plots or {}).get(_key(row)), envs)
-                   for row, data in zip(rows, rows_to_json(rows))],
+        "series": [_entry(row, data, series[_key(row)], tails[_key(row)], runs, (plots or {}).get(_key(row)), envs,
+                          shifts[_key(row)]) for row, data in zip(rows, rows_to_json(rows))],
         "envs": [dict(state) for state in envs],
         "env_changes": list(CHANGES),
         "host_held": host.HELD,
     }
+
+
+def host_shifts(series: Mapping[SeriesKey, Series]) -> dict[SeriesKey, list]:
+    """Each series' night-by-night host shifts (host.night_shifts, as `bench show`)."""
+    return {k: host.night_shifts(s.points, before=BASELINE) for k, s in series.items()}
 
 
 def _runs_json(runs: Mapping[tuple, int], repository: str | None) -> list:
@@ -173,11 +181,11 @@ def history_name(key: SeriesKey) -> str:
     return "data/series/" + "--".join(safe(part) for part in key) + ".js"
 
 
-def series_history(s: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int]) -> dict:
+def series_history(s: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int], shifts: list) -> dict:
     """A series' every point and failure, indexed into the site's one table of
     runs and of environments (history_tables): a night's run is shared by every
     series of that night, so one table, not one per series."""
-    return _arrays(s, s, runs, envs)
+    return _arrays(s, runs, envs, shifts)
 
 
 def history_tables(series: Mapping[SeriesKey, Series], repository: str | None = None) -> tuple[dict, dict, dict]:
@@ -232,7 +240,7 @@ def _spread(point) -> dict:
 
 
 def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, int], plot: str | None,
-           envs: Mapping[tuple, int] | None = None) -> dict:
+           envs: Mapping[tuple, int] | None, shifts: list) -> dict:
     text = cells(row)
     entry = {k: v for k, v in data.items() if k != "last_failure"}  # `failures` has it, cut to size
     entry.update({
@@ -242,7 +250,7 @@ def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, i
         "note": text[9] if len(text) > 9 else "",
         "unit": s.unit,
         "better": s.better,
-        **_arrays(s, tail, runs, envs),
+        **_arrays(tail, runs, envs, shifts),
         "nights": len(s.points),
         "history": history_name(s.key) if len(tail.points) < len(s.points) else None,
         "failures_total": len(s.failures),
@@ -255,11 +263,10 @@ def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, i
     return entry
 
 
-def _arrays(s: Series, tail: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int] | None) -> dict:
-    """The points and failures of `tail` (the newest points of `s`, or all of
-    them), indexed into `runs` and `envs`; the host shifts are taken over all of `s`."""
+def _arrays(tail: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int] | None, shifts: list) -> dict:
+    """The points and failures of `tail` (a series' newest points, or all of
+    them), indexed into `runs` and `envs`; `shifts`: the whole series' host shifts."""
     n = len(tail.points)
-    shifts = host.night_shifts(s.points, before=BASELINE)
     return {
         "days": _deltas([_day(p.day) for p in tail.points]),
         "values": [_round(p.value) for p in tail.points],
@@ -309,8 +316,9 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
         (stage / ".nojekyll").write_text("")  # Pages serves files as they are
         plot_paths = _write_plots(stage / "plots", series, rows, warn) if plots else {}
+        shifts = host_shifts(series)
         index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository,
-                           nights=OVERVIEW_NIGHTS)
+                           nights=OVERVIEW_NIGHTS, shifts=shifts)
         data = stage / "data"
         data.mkdir(exist_ok=True)
         text = _json(index)
@@ -319,7 +327,7 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         # not fetch(), but it may load a script beside it (app.js falls back to it).
         # Only the overview is written twice; each whole history once, below.
         (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
-        _write_histories(stage, index, series, repository)
+        _write_histories(stage, index, series, repository, shifts)
         (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
         # The README's table: the headline and vs-ref series (the other metric series are on the page).
         (data / "table.md").write_text(render_markdown([r for r in rows if in_table(r.mode)]),
@@ -335,7 +343,8 @@ def _json(data: dict) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _write_histories(stage: Path, index: dict, series: Mapping[SeriesKey, Series], repository: str | None) -> None:
+def _write_histories(stage: Path, index: dict, series: Mapping[SeriesKey, Series], repository: str | None,
+                     shifts: Mapping[SeriesKey, list]) -> None:
     """data/tables.js (every run and environment) and one data/series/*.js per
     series whose history is longer than the overview: scripts, so that they
     load over http and from disk (file://) alike."""
@@ -348,7 +357,7 @@ def _write_histories(stage: Path, index: dict, series: Mapping[SeriesKey, Series
     for e in longer:
         s = series[(e["backend"], e["device"], e["model"], e["mode"])]
         (stage / e["history"]).write_text(f"(window.BENCH_SERIES = window.BENCH_SERIES || {{}})[{json.dumps(e['history'])}]"
-                                          f" = {_json(series_history(s, runs, envs))};\n", encoding="utf-8")
+                                          f" = {_json(series_history(s, runs, envs, shifts[s.key]))};\n", encoding="utf-8")
 
 
 def _write_plots(plot_dir: Path, series, rows, warn) -> dict[SeriesKey, str]:
