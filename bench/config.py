@@ -54,7 +54,7 @@ class Harness:
     warmup_steps: int
     # Protocol 2 (bench/measure/schedule.py): worker processes per backend.
     workers: int = 5
-    quick_workers: int = 3
+    quick_workers: int = 2
     ab_workers: int = 8  # worker pairs of a (not --quick) --ab run; benchmarks.yaml says why
     # A result whose clean workers lie further than this from the headline is
     # flagged `unstable` (a fraction; pyperf warns at 10 % too).
@@ -114,7 +114,7 @@ class Device:
     # the slice moving on with the worker index (bench/measure/schedule.py).
     worker_cpus: int | None = None
     # A frozen keras-nightly version run beside each night (bench run --reference;
-    # README "The reference build"): None runs the nightly alone.
+    # docs/protocol.md, "The reference build"): None runs the nightly alone.
     reference: str | None = None
 
     def install_spec(self, backend: Backend) -> tuple[str, ...]:

@@ -9,6 +9,9 @@
 # compare` is the last 7 nights) newest months of runs/ are checked out besides
 # summary/. A data branch that does not exist yet (before the
 # first nightly) gives an empty DEST and a notice: no history, not an error.
+# Only `git ls-remote --exit-code`'s 2 means that; any other failure (128: the
+# repository is unreachable or refuses the credentials) fails the step, so a
+# network blip never deploys an empty dashboard or an empty README table.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -19,7 +22,14 @@ branch="${DATA_BRANCH:-gh-pages}"
 source "$here/git-auth.sh"
 
 rm -rf "$dest"
-if git ls-remote --exit-code --heads "$repo" "$branch" >/dev/null; then
+rc=0
+git ls-remote --exit-code --heads "$repo" "$branch" >/dev/null || rc=$?
+if [[ "$rc" -ne 0 && "$rc" -ne 2 ]]; then
+  echo "::error title=data branch unreachable::git ls-remote $branch exited $rc; the data repository is unreachable or refused access"
+  echo "checkout-data: error: cannot read the data repository (git ls-remote exit $rc); expected it to answer or to lack '$branch' (exit 2)" >&2
+  exit 1
+fi
+if [[ "$rc" -eq 0 ]]; then
   depth=()
   [[ "$repo" == *://* ]] && depth=(--depth 1 --filter=blob:none)  # git ignores both for a local path, noisily
   # Partial and sparse (docs/scale.md): the trees, then the blobs of the

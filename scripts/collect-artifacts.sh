@@ -12,6 +12,8 @@
 #   SWEEP_DAYS         every run of WORKFLOW created in the last N days (default 3),
 #                      finished or not, so records of jobs that ran while another
 #                      device was still offline get published too
+#   TRIGGER_RUN_ID     also this run, however old (the nightly run whose completion
+#                      started this publish: a rerun of a run older than the sweep)
 #   WORKFLOW           the workflow file (default nightly.yml)
 #   DEFAULT_BRANCH     the repository's default branch (default: asked of `gh api`)
 #   PATTERN            artifact name glob (default record-*)
@@ -37,9 +39,11 @@ TAB="$(printf '\t')"
 FIELDS='[.id, .path, .event, .head_repository.full_name, .head_branch, .created_at, .run_started_at, .run_attempt] | @tsv'
 
 say() { echo "collect-artifacts: $*" >&2; }
-note() {  # a refusal: stderr and the job summary
-  say "$*"
-  [[ -z "${GITHUB_STEP_SUMMARY:-}" ]] || echo "- collect-artifacts: $*" >> "$GITHUB_STEP_SUMMARY"
+note() {  # a refusal: stderr and the job summary (a fork's branch or repository name is
+  say "$*"  # untrusted text: through the one markdown escaper, bench/present/escape.py)
+  [[ -z "${GITHUB_STEP_SUMMARY:-}" ]] || printf '%s' "$*" | python3 -c 'import sys; sys.path.insert(0, sys.argv[1])
+from bench.present.escape import markdown
+print("- collect-artifacts: " + markdown(sys.stdin.read()))' "$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)" >> "$GITHUB_STEP_SUMMARY"
 }
 
 [[ "$workflow" =~ ^[A-Za-z0-9._-]+\.ya?ml$ ]] || { say "error: WORKFLOW is '$workflow'; expected a workflow file name such as nightly.yml"; exit 2; }
@@ -58,6 +62,13 @@ else
   listing="$(gh api --paginate "repos/$repo/actions/workflows/$workflow/runs?created=%3E%3D$since&per_page=100" \
                --jq ".workflow_runs[] | $FIELDS")"
   say "$(printf '%s' "$listing" | grep -c . || true) run(s) of $workflow since $since"
+  if [[ -n "${TRIGGER_RUN_ID:-}" ]]; then
+    [[ "$TRIGGER_RUN_ID" =~ ^[0-9]+$ ]] || { say "error: TRIGGER_RUN_ID is '$TRIGGER_RUN_ID'; expected a workflow run id (digits)"; exit 2; }
+    if ! printf '%s\n' "$listing" | grep -q "^$TRIGGER_RUN_ID$TAB"; then
+      say "run $TRIGGER_RUN_ID (the triggering run) is older than the sweep; taking it too"
+      listing+=$'\n'"$(gh api "repos/$repo/actions/runs/$TRIGGER_RUN_ID" --jq "$FIELDS")"
+    fi
+  fi
 fi
 
 runs=()

@@ -11,14 +11,14 @@
 #   BENCH_PLUGINS        plugin requirements, installed with --no-deps so pip keeps
 #                        keras-nightly instead of the stable keras they declare
 #   BENCH_KERAS_VERSION  a keras-nightly version (default: the newest)
-#   BENCH_KERAS_REF      a keras-team/keras git ref to install instead of nightly
+#   BENCH_KERAS_REF      a keras-team/keras commit (full SHA) to install instead of nightly
 #   BENCH_SKIP_INSTALL=1 create and install nothing: log what BENCH_VENV already
 #                        has (the local rehearsal, scripts/local-nightly.sh)
 #
 # Exit status: 0 when everything installed; 1 when a step failed (the log says
-# which -- venv, harness (bench's own requirements), backend, plugins -- with
+# which -- venv, harness (bench's own requirements), backend, keras, plugins -- with
 # the last lines of its output; `bench run --install-log`, or when bench itself
-# is missing scripts/install-failure.py, then records every benchmark as
+# is missing `bench failure-record --kind install`, then records every benchmark as
 # failed/install); 2 for bad inputs. bash 3.2 (macOS) safe: no mapfile, and
 # every possibly empty array is expanded as ${a[@]+"${a[@]}"}.
 set -euo pipefail
@@ -39,8 +39,10 @@ die() { echo "install-backend: error: $*" >&2; exit 2; }
 if [[ -n "$keras_version" && ! "$keras_version" =~ ^[0-9][0-9A-Za-z.+!-]*$ ]]; then
   die "BENCH_KERAS_VERSION is '$keras_version'; expected a version such as 3.14.0.dev2026120203"
 fi
-if [[ -n "$keras_ref" && ! "$keras_ref" =~ ^[A-Za-z0-9][A-Za-z0-9._/-]*$ ]]; then
-  die "BENCH_KERAS_REF is '$keras_ref'; expected a git branch, tag or commit such as master"
+# A full commit SHA only: a branch, tag or refs/pull/N/head resolves when the job
+# runs, hours after the dispatch, to whatever was pushed there meanwhile.
+if [[ -n "$keras_ref" && ! "$keras_ref" =~ ^[0-9a-f]{40}$ ]]; then
+  die "BENCH_KERAS_REF is '$keras_ref'; expected a full 40-hex-digit keras-team/keras commit SHA (a branch, tag or pull ref moves)"
 fi
 if [[ ! "$keras_repo" =~ ^(https://|file:///)[A-Za-z0-9._/~-]+$ ]]; then
   die "BENCH_KERAS_REPO is '$keras_repo'; expected an https:// or file:/// git URL"
@@ -118,9 +120,14 @@ elif ! "$python" -m venv --clear "$venv" > "$work/venv.out" 2>&1; then
   failed_step="venv"
 else
   # Without bench's own requirements bench cannot run: run-bench.sh then
-  # writes the install-failure record (scripts/install-failure.py) instead.
+  # writes the install-failure record (`bench failure-record`) instead.
+  # The backend and Keras in pip calls of their own: a backend's install may
+  # name its own index (--index-url replaces PyPI for the whole call, and
+  # keras-nightly is only on PyPI). The backend first, so that Keras's files
+  # win over a stable keras that a backend may pull in.
   step harness ${harness_args[@]+"${harness_args[@]}"} \
-    && step backend "$keras_spec" ${backend_args[@]+"${backend_args[@]}"} \
+    && { [[ ${#backend_args[@]} -eq 0 ]] || step backend "${backend_args[@]}"; } \
+    && step keras "$keras_spec" \
     && { [[ ${#plugin_args[@]} -eq 0 ]] || step plugins --no-deps "${plugin_args[@]}"; } \
     || true
 fi

@@ -13,7 +13,8 @@
 # empty. pip reads no configuration file (PIP_CONFIG_FILE=/dev/null: pip's
 # documented "load no config") and Python no user site-packages
 # (PYTHONNOUSERSITE=1), so a pip.conf or a .pth file that an earlier job
-# planted in the real home is never read. POSIX sh (macOS bash 3.2, dash).
+# planted in the real home is never read. BENCH_RUNNER_HOME keeps the real
+# home for check-runner.sh's git-config warning. POSIX sh (macOS bash 3.2, dash).
 set -eu
 base="${RUNNER_TEMP:?set RUNNER_TEMP (the runner sets it)}"
 home="$base/home"
@@ -21,6 +22,7 @@ for d in "$home" "$home/.cache" "$home/.config" "$home/.local/share" "$home/.loc
   mkdir -p "$d"
 done
 cat <<LINES
+BENCH_RUNNER_HOME=${HOME:-}
 BENCH_VENV=$base/bench-venv
 BENCH_OUT=$base/bench-out/records
 BENCH_INSTALL_LOG=$base/bench-out/install.json

@@ -48,7 +48,7 @@ fi
 # The comparison, with whichever environment has bench's requirements.
 for py in "$a_py" "$b_py" "${BENCH_PYTHON:-python3}"; do
   if [[ -x "$(command -v "$py" || true)" ]] && "$py" -c 'import jsonschema, yaml' 2>/dev/null; then
-    KERAS_REF="$ref" "$py" "$here/ref-comment.py" --summary-only "$ab" > "$out/compare.md"
+    (cd "$(dirname "$here")" && KERAS_REF="$ref" "$py" -m bench comment ref --summary-only "$ab") > "$out/compare.md"
     exit 0
   fi
 done

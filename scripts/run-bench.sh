@@ -14,7 +14,7 @@
 #   BENCH_KERAS_REF              set when a keras git ref was installed, BENCH_KERAS_VERSION
 #                                when a pinned nightly was: the record says keras_source
 #                                git / pinned and never becomes a point
-#   BENCH_NIGHT                  the night the run is for (run.night; scripts/night.py)
+#   BENCH_NIGHT                  the night the run is for (run.night; `bench night`)
 #   BENCH_REFERENCE              the device's reference build (matrix.reference, nightly.yml
 #                                only), and BENCH_REFERENCE_VENV the virtual environment
 #                                install-reference.sh made for it (default .bench-reference-venv):
@@ -25,7 +25,7 @@
 # When the job's set-up failed so that bench itself cannot run (no virtual
 # environment: the runner's prerequisites, the venv or bench's own
 # requirements failed; the install log says which), the record is written by
-# scripts/install-failure.py with the runner's python3 instead: every
+# `bench failure-record --kind install` with the runner's python3 instead: every
 # benchmark failed/install, so the night still has a record.
 # Prints the record paths (bench run's stdout).
 set -euo pipefail
@@ -43,7 +43,7 @@ if [[ -n "$setup_failed" ]]; then
   echo "run-bench: $setup_failed; writing the install-failure record" >&2
   fallback="${BENCH_PYTHON:-python3}"
   command -v "$fallback" >/dev/null 2>&1 || fallback=python3
-  exec "$fallback" scripts/install-failure.py
+  exec "$fallback" -m bench failure-record --kind install
 fi
 
 args=(run --backend "${BENCH_BACKEND:?set BENCH_BACKEND}" --device "${BENCH_DEVICE:?set BENCH_DEVICE}"

@@ -1,22 +1,14 @@
 #!/usr/bin/env bash
-# Refresh the README's benchmark table from the data branch, and optionally
-# commit and push it.
+# Refresh the README's benchmark table from the data branch.
 #
 #   scripts/update-readme.sh DATA_DIR README [--push]
 #
 # publish.yml's step: `bench report --data DATA_DIR --readme README` rewrites
-# the table between the README's bench:table markers. With --push (the publish
-# job), a changed README is committed in README's repository and pushed to
-# README_BRANCH (default: the checked-out branch), rebasing and retrying when
-# another push won the race; an unchanged table makes no commit. GH_TOKEN
-# authenticates the push (git-auth.sh), or, when README_DEPLOY_KEY holds a
-# deploy key's private key, the push goes over SSH with that key: a protected
-# default branch lets it through when the ruleset lists "Deploy keys" as a
-# bypass actor (README, "Where the README table lives"). GitHub's host key is
-# pinned (scripts/github-known-hosts). BENCH_PYTHON as publish-records.sh;
-# README_RETRY_SECONDS (default 2) scales the wait between push attempts.
-# A push refused five times fails the step (exit 1, an ::error line): the
-# publish workflow shows it, and the dashboard deploys from its own job.
+# the table between the README's bench:table markers. It runs with no token
+# or key in its environment (bench report imports numpy and scipy); the
+# publish workflow pushes from a separate, git-only step (push-readme.sh).
+# --push runs push-readme.sh README right after (local use, the rehearsal).
+# BENCH_PYTHON: the Python with bench's requirements (default python3).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,39 +18,4 @@ push="${3:-}"
 [[ -z "$push" || "$push" == "--push" ]] || { echo "update-readme: error: third argument is '$push'; expected --push or nothing" >&2; exit 2; }
 
 (cd "$(dirname "$here")" && "${BENCH_PYTHON:-python3}" -m bench report --data "$data" --readme "$readme" >/dev/null)
-[[ -n "$push" ]] || exit 0
-
-remote="origin"
-if [[ -n "${README_DEPLOY_KEY:-}" ]]; then
-  key="$(mktemp)"
-  trap 'rm -f "$key"' EXIT
-  printf '%s\n' "$README_DEPLOY_KEY" > "$key"
-  chmod 600 "$key"
-  export GIT_SSH_COMMAND="ssh -i $key -o IdentitiesOnly=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=$here/github-known-hosts"
-  remote="git@github.com:${GITHUB_REPOSITORY:?set GITHUB_REPOSITORY}.git"
-else
-  # shellcheck source=scripts/git-auth.sh
-  source "$here/git-auth.sh"
-fi
-cd "$(dirname "$readme")"
-name="$(basename "$readme")"
-if git diff --quiet -- "$name"; then
-  echo "update-readme: table unchanged; no commit" >&2
-  exit 0
-fi
-branch="${README_BRANCH:-$(git rev-parse --abbrev-ref HEAD)}"
-git -c user.name="keras-nightly-bench[bot]" -c user.email="keras-nightly-bench@users.noreply.github.com" \
-  commit --quiet -m "README: nightly benchmark table" -- "$name"
-for attempt in 1 2 3 4 5; do
-  if git push --quiet "$remote" "HEAD:refs/heads/$branch"; then
-    echo "update-readme: pushed the table to $branch" >&2
-    exit 0
-  fi
-  echo "update-readme: push $attempt refused; rebasing on $branch and retrying" >&2
-  sleep $((attempt * ${README_RETRY_SECONDS:-2}))
-  git fetch --quiet "$remote" "$branch"
-  git -c user.name="keras-nightly-bench[bot]" -c user.email="keras-nightly-bench@users.noreply.github.com" \
-    rebase --quiet FETCH_HEAD || { git rebase --abort; break; }
-done
-echo "::error title=README not updated::could not push the table to $branch after 5 attempts (branch protection? see README, Where the README table lives)"
-exit 1
+[[ -z "$push" ]] || exec bash "$here/push-readme.sh" "$readme"

@@ -15,6 +15,8 @@ fixed work (steps calibrated once). --wider makes B the test-only MLP with
 +9.9 % work (studies/bench_ab_sensitivity.py's sitecustomize). Prints each
 way's log-ratio mean and spread (sd), and the smallest change a paired t-test
 over 5 and 10 such pairs could call at alpha 0.05.
+
+Internals it pins (a change to them must keep this study running): bench.commands.run._spec (a benchmark's Spec as `bench run` builds it).
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ min_repeat_seconds:
 
 Ratios within a percent or two of 1 over the calibrations' range say the fresh calibration each night costs no stability; a larger one says
 carry the work from night to night.
+
+Internals it pins (a change to them must keep this study running): bench.measure.child._build and _runner (a worker's model, data and timed call).
 """
 
 from __future__ import annotations

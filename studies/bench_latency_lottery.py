@@ -28,6 +28,8 @@ added 1-22 %. So it is not a lottery per process: the figure moves with time,
 the per-vCPU speed states described in bench/measure/latency.py.
 
 Not a test: the numbers depend on the machine and on what else it is doing.
+
+Internals it pins (a change to them must keep this study running): bench.measure.child._build and _import_keras (a worker's model and Keras import).
 """
 
 from __future__ import annotations

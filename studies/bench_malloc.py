@@ -54,7 +54,7 @@ def glibc_config(folder: Path) -> Path:
     since workers v8, its own tcache)."""
     path = None
     for n, key in enumerate(("malloc_mmap_threshold", "malloc_trim_threshold", "malloc_tcache_count")):
-        path = config_variant(folder, f"glibc-{n}.yaml", rf"^  {key}: \d+\n", "", f"`  {key}:` line (harness)", path)
+        path = config_variant(folder, f"glibc-{n}.yaml", rf"^  {key}: \d+[^\n]*\n", "", f"`  {key}:` line (harness)", path)
     return path
 
 

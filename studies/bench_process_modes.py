@@ -74,6 +74,8 @@ growth, and workers v8 runs uncached. The speeds in turns said little (cached
 14.3 % apart, uncached 26.6 % on a host sliding from 21.0k to 16.6k over the
 2.5 minutes; pairs a median -3.1 %, -10.6 to +7.3 %); a duet, which sees one
 moment of the host for both sides, did: docs/measurements.md, "The allocator".
+
+Internals it pins (a change to them must keep this study running): bench.measure.child._build (a worker's model and data) and torch's _configure_async_dispatch.
 """
 
 from __future__ import annotations

@@ -260,7 +260,7 @@ def pinned_config(folder: Path, base: Path | None = None) -> Path:
 def worker_cpus_config(folder: Path, n: int, base: Path | None = None) -> Path:
     """benchmarks.yaml with local-cpu's `worker_cpus` set to n (0: the line removed, workers unpinned)."""
     repl = f"    worker_cpus: {n}\n" if n else ""
-    return config_variant(folder, "worker-cpus.yaml", r"^    worker_cpus: \d+\n", repl,
+    return config_variant(folder, "worker-cpus.yaml", r"^    worker_cpus: \d+[^\n]*\n", repl,
                           "`    worker_cpus:` line (local-cpu)", base)
 
 

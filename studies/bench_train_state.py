@@ -21,6 +21,8 @@ was in the harness): trained on, calls 1-4 read 46.3-48.0k samples/s with no
 denormal value; from call 5 (loss ~1e-4) 4.1-4.9 % of the values were denormal
 and the calls read 34.7-40.5k. With torch.set_flush_denormal(True) all 12 calls
 read 46.4-49.2k. From the gate's state every call, 45.5-47.8k over 10 calls.
+
+Internals it pins (a change to them must keep this study running): bench.measure.child._build, _runner, _gate and _start_state (a worker's train benchmark, step by step).
 """
 
 from __future__ import annotations

@@ -9,13 +9,21 @@ FAKE_GH_ROOT layout:
   runs/<run id>/<artifact name>/...  artifacts of a workflow run
   runs/<run id>.json                 the run's fields, over the defaults of a
                                      scheduled nightly.yml run of this repository
-                                     on main (path, event, head_repository, head_branch)
+                                     on main (path, event, head_repository, head_branch);
+                                     a created_at given here is honoured by a sweep's
+                                     `created>=` filter (a derived one counts as recent)
   workflow-runs.jsonl                `gh workflow run` calls, one JSON a line
   FAKE_GH_FAIL (environment)         a call whose argv contains this text fails (HTTP 502)
   pulls/<n>.json                     GET repos/R/pulls/<n>
   pulls/<n>.files                    the PR's changed files, one a line
   comments/<n>.json                  the PR's issue comments (a JSON list; kept up to date)
-  issues/<n>.json                    issues (bench alert): title, body, labels, state
+  issues/<n>.json                    issues (bench alert): title, body, labels, state, user
+  permissions.json                   {login: permission} for GET repos/R/collaborators/<login>/permission
+                                     (a login not listed: HTTP 404)
+  labels.json                        the repository's labels (a JSON list of names; none at first)
+  FAKE_GH_NO_LABEL_WRITE (env)       creating a label fails with HTTP 403, as for a token
+                                     without the right; a new issue then silently loses
+                                     the labels that do not exist, as GitHub does
 """
 
 from __future__ import annotations
@@ -106,6 +114,7 @@ def _run_fields(run: str) -> dict:
     extra = ROOT / "runs" / f"{run}.json"
     if extra.exists():
         fields.update(json.loads(extra.read_text()))
+        fields["created_given"] = "created_at" in fields and "created_at" in json.loads(extra.read_text())
     return fields
 
 
@@ -151,17 +160,21 @@ def api(args: list[str], stdin: str) -> int:
     if method == "GET" and len(parts) == 3 and jq == ".default_branch":
         print("main")
         return 0
-    if method == "GET" and parts[3:5] == ["actions", "runs"] and len(parts) == 6 and jq == RUN_FIELDS:
+    if method == "GET" and parts[3:5] == ["actions", "runs"] and len(parts) == 6 and jq in (RUN_FIELDS, ".created_at"):
         if not (ROOT / "runs" / parts[5]).is_dir():
             return fail("HTTP 404: Not Found")
-        print(_tsv(_run_fields(parts[5])))
+        run = _run_fields(parts[5])
+        print(_tsv(run) if jq == RUN_FIELDS else run["created_at"])
         return 0
     if (method == "GET" and parts[3:5] == ["actions", "workflows"] and parts[6:] == ["runs"]
             and jq == f".workflow_runs[] | {RUN_FIELDS}"):
         runs = [_run_fields(r) for r in _run_ids()]
+        query = next((a.split("?", 1)[1] for a in args if "?" in a), "")
+        since = next((kv[len("created=%3E%3D"):] for kv in query.split("&") if kv.startswith("created=%3E%3D")), "")
         # GitHub lists the runs of the workflow file's id; the file name picks it.
         for run in runs:
-            if run["path"].split("/")[-1] == parts[5]:
+            if run["path"].split("/")[-1] == parts[5] and (not run.get("created_given")
+                                                           or run["created_at"][:10] >= since):
                 print(_tsv(run))
         return 0
     if method == "GET" and parts[3] == "pulls" and len(parts) == 5:
@@ -176,6 +189,15 @@ def api(args: list[str], stdin: str) -> int:
     if method == "GET" and parts[3] == "pulls" and parts[5:] == ["files"] and jq == ".[].filename":
         print((ROOT / "pulls" / f"{parts[4]}.files").read_text(), end="")
         return 0
+    if method == "GET" and parts[3] == "collaborators" and parts[5:] == ["permission"] and jq == ".permission":
+        path = ROOT / "permissions.json"
+        known = json.loads(path.read_text()) if path.exists() else {}
+        if parts[4] not in known:
+            return fail("HTTP 404: Not Found (https://api.github.com/)")
+        print(known[parts[4]])
+        return 0
+    if parts[3:] == ["labels"]:
+        return labels(method, stdin)
     if parts[3:4] == ["issues"] and (len(parts) == 4 or (len(parts) == 5 and parts[4].isdigit())):
         query = next((a.split("?", 1)[1] for a in args if "?" in a), "")
         return issues(method, parts, stdin, query)
@@ -213,6 +235,29 @@ def comments(method: str, parts: list[str], stdin: str, paginate: bool) -> int:
     return fail(f"fake gh: unsupported comments call {method} {parts}")
 
 
+def _labels() -> list[str]:
+    path = ROOT / "labels.json"
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def labels(method: str, stdin: str) -> int:
+    """GET repos/R/labels (one page), POST repos/R/labels (422 when it exists)."""
+    have = _labels()
+    if method == "GET":
+        print(json.dumps([{"name": n} for n in have]))
+        return 0
+    if method == "POST":
+        if os.environ.get("FAKE_GH_NO_LABEL_WRITE"):
+            return fail("HTTP 403: Resource not accessible by integration (https://api.github.com/)")
+        name = json.loads(stdin)["name"]
+        if name in have:
+            return fail("HTTP 422: Validation Failed (already_exists)")
+        (ROOT / "labels.json").write_text(json.dumps(have + [name]))
+        print(json.dumps({"name": name}))
+        return 0
+    return fail(f"fake gh: unsupported labels call {method}")
+
+
 def issues(method: str, parts: list[str], stdin: str, query: str) -> int:
     """Issues of `bench alert`: issues/<n>.json (title, body, labels, state).
     GET repos/R/issues?state=open&labels=L (one page per issue, as
@@ -220,19 +265,21 @@ def issues(method: str, parts: list[str], stdin: str, query: str) -> int:
     folder = ROOT / "issues"
     folder.mkdir(exist_ok=True)
     if method == "GET" and len(parts) == 4:
-        want = dict(kv.split("=", 1) for kv in query.split("&") if "=" in kv)
+        from urllib.parse import unquote
+        want = {k: unquote(v) for k, v in (kv.split("=", 1) for kv in query.split("&") if "=" in kv)}
         for f in sorted(folder.glob("*.json"), key=lambda f: int(f.stem)):
             it = json.loads(f.read_text())
             if it["state"] == want.get("state", "open") and (
-                    "labels" not in want or want["labels"] in [lb["name"] for lb in it["labels"]]):
+                    "labels" not in want or want["labels"] in [lb["name"] for lb in it["labels"]]) and (
+                    "creator" not in want or want["creator"] == it.get("user", {}).get("login")):
                 print(json.dumps([it]))
         return 0
     if method == "POST" and len(parts) == 4:
         fields = json.loads(stdin)
         number = len(list(folder.glob("*.json"))) + 1
         it = {"number": number, "title": fields["title"], "body": fields.get("body", ""), "state": "open",
-              "labels": [{"name": n} for n in fields.get("labels", [])],
-              "html_url": f"https://github.example/issues/{number}"}
+              "labels": [{"name": n} for n in fields.get("labels", []) if n in _labels()],
+              "user": {"login": COMMENT_AUTHOR}, "html_url": f"https://github.example/issues/{number}"}
         (folder / f"{number}.json").write_text(json.dumps(it))
         print(json.dumps(it))
         return 0

@@ -45,13 +45,13 @@ def test_comment_posts_the_escaped_result(tmp_path):
                                   "message": "jax/x: first slow commit <img src=x> [link](http://evil)"}))
     env = {**os.environ, "FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
            "ISSUE": "7", "GITHUB_REPOSITORY": "o/r", "RUN_URL": "https://github.example/run/1"}
-    done = subprocess.run([sys.executable, str(ROOT / "scripts" / "bisect-comment.py"), str(result)],
-                          env=env, capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "bench", "comment", "bisect", str(result)],
+                          env=env, capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     [comment] = json.loads((root / "comments" / "7.json").read_text())
     assert "<img" not in comment["body"] and "&lt;img src=x&gt;" in comment["body"]
     assert "\\[link\\]\\(http\u200b://evil\\)" in comment["body"]  # no live link, bare or not
     assert f"https://github.com/keras-team/keras/commit/{sha}" in comment["body"]
     result.write_text("not json")
-    subprocess.run([sys.executable, str(ROOT / "scripts" / "bisect-comment.py"), str(result)], env=env, check=True)
+    subprocess.run([sys.executable, "-m", "bench", "comment", "bisect", str(result)], env=env, check=True, cwd=ROOT)
     assert "left no readable result" in json.loads((root / "comments" / "7.json").read_text())[-1]["body"]

@@ -2,6 +2,7 @@
 input through the record to the points. Fake clocks throughout."""
 
 import json
+import os
 import subprocess
 import sys
 from datetime import date, datetime, timezone
@@ -45,13 +46,46 @@ def test_a_requested_night_is_taken_when_it_has_started():
         choose_night("2026-02-30", now)
 
 
-def test_night_script_prints_the_step_output_line():
-    cmd = [sys.executable, ROOT / "scripts" / "night.py", "--now", "2026-12-03T01:00:00Z"]
-    out = subprocess.run(cmd, env={"NIGHT": ""}, capture_output=True, text=True)
+def _night(*args, env=None):
+    cmd = [sys.executable, "-m", "bench", "night", *args]
+    return subprocess.run(cmd, env={**os.environ, **(env or {})}, capture_output=True, text=True, cwd=ROOT)
+
+
+def test_night_verb_prints_the_step_output_line(tmp_path):
+    out = _night("--created-at", "2026-12-03T01:00:00Z", "--github-output", str(tmp_path / "out"))
     assert (out.returncode, out.stdout) == (0, "night=2026-12-02\n")
-    bad = subprocess.run(cmd, env={"NIGHT": "tomorrow"}, capture_output=True, text=True)
+    assert (tmp_path / "out").read_text() == "night=2026-12-02\n"
+    bad = _night("--created-at", "2026-12-03T01:00:00Z", "--night", "tomorrow")
     assert bad.returncode == 2 and bad.stdout == ""
-    assert bad.stderr == "night: error: night is 'tomorrow'; expected a UTC night as YYYY-MM-DD such as 2026-12-01\n"
+    assert bad.stderr == ("bench night: error: night is 'tomorrow'; expected a UTC night as YYYY-MM-DD "
+                          "such as 2026-12-01\n")
+
+
+def test_a_rerun_the_next_morning_keeps_its_runs_night(gh):
+    # Run 41 was created by last night's schedule; "Re-run all jobs" runs the
+    # setup job again days later (this machine's clock): the night is still
+    # the run's own, from GitHub's created_at, never the clock's.
+    root, env = gh
+    (root / "runs" / "41").mkdir(parents=True)
+    (root / "runs" / "41.json").write_text(json.dumps({"created_at": "2026-11-02T02:20:00Z", "run_attempt": 2}))
+    out = _night("--run", "41", env=env)
+    assert (out.returncode, out.stdout) == (0, "night=2026-11-02\n"), out.stderr
+    assert _night("--run", "41", "--night", "2026-11-01", env=env).stdout == "night=2026-11-01\n"
+    late = _night("--run", "41", "--night", "2026-11-03", env=env)  # after the run's own night
+    assert late.returncode == 2 and "which has not started yet; expected 2026-11-02" in late.stderr
+    gone = _night("--run", "42", env=env)
+    assert gone.returncode == 1 and gone.stderr.startswith("bench night: error: gh api repos/")
+    assert "HTTP 404" in gone.stderr and "Traceback" not in gone.stderr
+    assert _night("--run", "4;2", env=env).returncode == 2
+
+
+def test_nightly_takes_the_night_from_its_runs_creation():
+    import yaml
+
+    setup = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text())["jobs"]["setup"]
+    (step,) = [s for s in setup["steps"] if s.get("id") == "night"]
+    assert '--run "$GITHUB_RUN_ID"' in step["run"] and step["env"]["GH_TOKEN"] == "${{ github.token }}"
+    assert setup["permissions"]["actions"] == "read"
 
 
 def test_run_info_carries_bench_night():

@@ -702,3 +702,60 @@ def test_a_hog_over_most_workers_still_flags_them_against_the_best_one():
                {"cpu_per_wall": 0.993, "stall": 0.51, "steal": 0.0}]
     why = disturbance.flag_workers(figures)
     assert why[0] is None and all(w and "vs the best worker's 1.75" in w for w in why[1:])
+
+
+def test_quick_workers_run_together_and_a_disturbed_one_is_flagged_without_a_rerun():
+    # bench run --quick on a device that gives each worker its own CPUs: the workers of
+    # a group run at the same time (a barrier that breaks unless both wait at once)
+    both_running = threading.Barrier(2, timeout=10)
+
+    def script(task, s):
+        both_running.wait()
+        load = {"cpu_per_wall": 1.0, "stall": 0.5, "steal": 0.0} if task.worker == 1 else None
+        return payload((s.model, s.mode), 60.0 if task.worker == 1 else 100.0, load=load)
+
+    fake = FakeWorkers(script)
+    r = pool.run_backend([spec("mlp", "predict")], 4, fake, together=2, rerun=False)[""].results[0]
+    assert sorted(t.worker for t, _ in fake.calls) == [0, 1, 2, 3] and not any(t.rerun for t, _ in fake.calls)
+    assert [w["disturbed"] for w in r["workers"]].count(True) == 1 and r["value"] == 100.0
+
+
+def test_together_groups_the_plan_in_order():
+    tasks = schedule.plan(KEYS[:1], 3)
+    assert schedule.together(tasks, 2) == [(tasks[0], tasks[1]), (tasks[2],)]
+    assert schedule.together(tasks, 1) == [(t,) for t in tasks]
+    with pytest.raises(ValueError, match="size is 0"):
+        schedule.together(tasks, 0)
+
+
+def test_quick_runs_workers_together_only_where_each_has_cpus_of_its_own(monkeypatch):
+    from types import SimpleNamespace
+
+    from bench import config
+    from bench.commands import run as run_cmd
+
+    monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1})
+    sliced = config.Device("box", (), (), "cpu", True, {}, {}, threads=1, worker_cpus=1)
+    quick = SimpleNamespace(quick=True, ab=None, reference=None)
+    assert run_cmd._together(quick, sliced, 2) == 2
+    assert run_cmd._together(quick, sliced, 5) == 2  # two CPUs hold two workers
+    assert run_cmd._together(SimpleNamespace(quick=False, ab=None, reference=None), sliced, 5) == 1  # the nightly
+    assert run_cmd._together(quick, config.Device("box", (), (), "cpu", True, {}, {}), 2) == 1  # unpinned
+
+
+def test_the_eta_says_what_is_left_at_the_pace_so_far():
+    from bench.measure.summary import Eta, eta_line
+
+    now = [0.0]
+    eta = Eta(10, clock=lambda: now[0])
+    assert eta.left() == "time left: estimating"
+    for _ in range(4):
+        eta.started()
+        eta.finished()
+    now[0] = 40.0  # 10 s a benchmark, 6 to go
+    assert eta.left() == "~1m00s left"
+    eta.started(extra=True)  # a rerun the plan did not count
+    assert eta_line("jax", 2, 4, "worker 1 (rerun)", "cnn", "train", eta) == \
+        "jax 2/4, worker 1 (rerun), cnn/train: 4/11 done, ~1m10s left"
+    now[0] = 4.0
+    assert eta.left() == "~7s left"

@@ -63,7 +63,7 @@ def _fake_pool(monkeypatch, a_value, b_value, keras=("3.12.0", "3.16.0.dev202612
     monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1})
     calls, lock = [], threading.Lock()
 
-    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False):
+    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False, on_event=lambda event: None):
         with lock:
             calls.append((task.side, python))
         s = specs[0]

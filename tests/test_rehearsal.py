@@ -99,7 +99,7 @@ def bench_job(world, entry, models, modes, spans):
     # One worker: the rehearsal checks the plumbing; protocol 2 is tested in test_run_backends.
     written = sh(["bash", SCRIPTS / "run-bench.sh", "--quick", "--workers", "1"], env).stdout.split()
     spans[entry["backend"]] = (start, time.monotonic())
-    summary = sh([PY, SCRIPTS / "job-summary.py", env["BENCH_OUT"]], env).stdout
+    summary = sh([PY, "-m", "bench", "job-summary", env["BENCH_OUT"]], env, cwd=ROOT).stdout
     artifact = world["gh"] / "runs" / RUN_ID / f"record-{RUN_ID}-1-{entry['device']}-{entry['backend']}"
     shutil.copytree(env["BENCH_OUT"], artifact)
     return written, summary, json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
@@ -195,7 +195,7 @@ def test_one_nightly_end_to_end(world):
 # ---------------------------------------------------------------------------
 # Issue 12's rehearsals. The device jobs below stand in for the measurement
 # with made-up results: their run block comes from bench's own run_info (the
-# GitHub variables and BENCH_NIGHT from scripts/night.py, as nightly.yml's
+# GitHub variables and BENCH_NIGHT from `bench night`, as nightly.yml's
 # setup job decides it), so everything but the numbers is what a job writes.
 # The publish job is played from publish.yml itself (play_job): each `run:`
 # step with its `env:`, in order, stopping at the first failing step as
@@ -221,7 +221,7 @@ def _utc(text):
 
 def setup_night(world, now, night_input=""):
     """nightly.yml's 'The night this run is for' step at the time `now`."""
-    out = sh([PY, SCRIPTS / "night.py", "--now", now], {**world["env"], "NIGHT": night_input})
+    out = sh([PY, "-m", "bench", "night", "--created-at", now, "--night", night_input], world["env"])
     return out.stdout.strip().split("=", 1)[1]
 
 
@@ -461,12 +461,12 @@ for side, python, value in (("a", opt("--ab"), 100.0), ("b", args[args.index("--
 def test_a_keras_ref_ab_posts_its_comparison(world):
     # The A/B measurement itself is stood in by two fake venv pythons whose
     # `bench run --ab` writes made-up records; the rest is run-ab.sh,
-    # install-backend.sh, ref-comment.py and keras-ref.yml's comment job.
+    # install-backend.sh, `bench comment ref` and keras-ref.yml's comment job.
     temp = world["tmp"] / "runner-ab"
     temp.mkdir()
     env = {**world["env"], "GITHUB_RUN_ID": "701", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "workflow_dispatch",
            "GITHUB_REPOSITORY": REPO, "RUNNER_TEMP": str(temp), "BENCH_DEVICE": "local-cpu", "BENCH_BACKEND": "jax",
-           "BENCH_KERAS_BACKEND": "jax", "BENCH_INSTALL": "", "BENCH_PLUGINS": "", "KERAS_REF": "my-branch",
+           "BENCH_KERAS_BACKEND": "jax", "BENCH_INSTALL": "", "BENCH_PLUGINS": "", "KERAS_REF": "cccccccccccccccccccccccccccccccccccccccc",
            "BENCH_SKIP_INSTALL": "1"}
     env.update(line.split("=", 1) for line in sh(["sh", SCRIPTS / "job-paths.sh"], env).stdout.splitlines())
     writer = world["tmp"] / "fake_ab.py"
@@ -481,7 +481,7 @@ def test_a_keras_ref_ab_posts_its_comparison(world):
     sh(["bash", SCRIPTS / "run-ab.sh"], env)
     out = temp / "bench-out"
     summary = (out / "compare.md").read_text()
-    assert summary.startswith("<!-- keras-nightly-bench:keras-ref -->\n### Keras `my-branch` against the current nightly")
+    assert summary.startswith("<!-- keras-nightly-bench:keras-ref -->\n### Keras `cccccccccccccccccccccccccccccccccccccccc` against the current nightly")
     assert "<!-- keras-nightly-bench:compare -->" not in summary and "mlp" in summary
     assert sorted(p.name for p in (out / "ab").glob("install-*.json")) == ["install-nightly.json", "install-ref.json"]
     assert json.loads((out / "ab" / "install-ref.json").read_text())["keras_source"] == "git"
@@ -491,9 +491,36 @@ def test_a_keras_ref_ab_posts_its_comparison(world):
         {"path": ".github/workflows/keras-ref.yml", "event": "workflow_dispatch"}))
     ctx = {"github": {"run_id": "701", "run_attempt": "1", "token": "fake", "server_url": "https://github.example",
                       "repository": REPO},
-           "inputs": {"pr": "42", "keras_ref": "my-branch"}, "runner": {"temp": str(world["tmp"] / "comment-job")}}
+           "inputs": {"pr": "42", "keras_ref": "cccccccccccccccccccccccccccccccccccccccc"}, "runner": {"temp": str(world["tmp"] / "comment-job")}}
     done, steps, _ = play_job(world, "keras-ref.yml", "comment", ctx)
     assert done, steps
     (comment,) = json.loads((world["gh"] / "comments" / "42.json").read_text())
     assert comment["body"] == summary.rstrip("\n") + "\n\n[The run](https://github.example/" + REPO + "/actions/runs/701).\n"
     assert (world["tmp"] / "comment-job" / "summary.md").read_text().startswith("<!-- keras-nightly-bench:keras-ref -->")
+
+
+# ---------------------------------------------------------------------------
+# A single-box homelab: the repository variable BENCH_DEVICES names the devices
+# that have runners, so the shipped ones never queue jobs for runners that do
+# not exist, and benchmarks.yaml keeps them. Played from nightly.yml's setup job.
+
+def nightly_setup(world, run_id, devices_input="", devices_variable=None):
+    (world["gh"] / "runs" / str(run_id)).mkdir(parents=True, exist_ok=True)
+    (world["gh"] / "runs" / f"{run_id}.json").write_text(json.dumps({"created_at": "2026-11-20T02:17:30Z"}))
+    ctx = {"github": {"run_id": str(run_id), "run_attempt": "1", "token": "fake"},
+           "inputs": {"devices": devices_input, "backends": "", "night": ""},
+           "vars": {} if devices_variable is None else {"BENCH_DEVICES": devices_variable},
+           "runner": {"temp": str(world["tmp"] / f"setup-{run_id}")}}
+    done, steps, _ = play_job(world, "nightly.yml", "setup", ctx,
+                              extra_env={"GITHUB_RUN_ID": str(run_id), "GITHUB_REPOSITORY": REPO})
+    assert done, steps
+    include = json.loads(steps["matrix"]["outputs"]["matrix"])["include"]
+    return sorted({e["device"] for e in include}), steps["night"]["outputs"]["night"]
+
+
+def test_a_single_box_names_its_device_in_a_repository_variable(world):
+    every = ["apple-m4", "apple-m4-cpu", "rtx-5070-ti", "ryzen-5800x3d"]
+    assert nightly_setup(world, 801) == (every, "2026-11-20")  # no variable: every device with a runner
+    assert nightly_setup(world, 802, devices_variable="ryzen-5800x3d")[0] == ["ryzen-5800x3d"]
+    # A dispatch's own input wins over the variable.
+    assert nightly_setup(world, 803, "apple-m4", devices_variable="ryzen-5800x3d")[0] == ["apple-m4"]

@@ -266,13 +266,15 @@ def test_protocol_2_runs_fake_workers_and_records_the_protocol(tmp_path, monkeyp
     monkeypatch.delenv("GITHUB_RUN_ID", raising=False)
     calls = []
 
-    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False):
+    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False, on_event=lambda event: None):
         calls.append((task.worker, [(s.model, s.mode, s.steps) for s in specs], timeout, cpus))
         events = []
         for s in specs:
             events.append({"start": [s.model, s.mode]})
             events.append({"done": [s.model, s.mode], "payload": {"result": dict(
                 ok(s.model, s.mode, 100.0 + task.worker), steps_per_call=s.steps or 9), "environment": {}}})
+        for event in events:
+            on_event(event)
         return pool.WorkerOutcome(0, False, 1.0, tuple(events), timeout=timeout)
 
     monkeypatch.setattr(pool, "spawn_worker", spawn_worker)
@@ -287,7 +289,11 @@ def test_protocol_2_runs_fake_workers_and_records_the_protocol(tmp_path, monkeyp
     assert [(r.model, r.mode, r.value) for r in rec.results] == [("mlp", "train", 101.0), ("mlp", "predict", 101.0)]
     assert [w["value"] for w in rec.data["results"][0]["workers"]] == [100.0, 101.0, 102.0]
     assert rec.environment["check"] and "threads" in rec.environment
-    assert "jax/local-cpu worker 3 mlp predict: 102" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "jax/local-cpu worker 3 mlp predict: 102" in err
+    # a line per benchmark a worker starts: where the run is, and the time left
+    assert "jax 1/1, worker 1/3, mlp/train: 0/6 done, time left: estimating" in err
+    assert re.search(r"jax 1/1, worker 3/3, mlp/predict: 5/6 done, ~\d+s left", err)
 
 
 def test_an_ab_run_is_a_duet_of_ab_workers_pairs_with_the_mode_in_both_records(tmp_path, monkeypatch, capsys):
@@ -300,7 +306,7 @@ def test_an_ab_run_is_a_duet_of_ab_workers_pairs_with_the_mode_in_both_records(t
     monkeypatch.setattr(run_cmd, "_available_cpus", lambda: {0, 1})
     calls, lock = [], threading.Lock()
 
-    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False):
+    def spawn_worker(task, specs, *, timeout, python, cpus=None, echo=False, on_event=lambda event: None):
         with lock:
             calls.append((task.side, task.worker, task.calibration, cpus))
         s = specs[0]

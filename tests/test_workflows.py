@@ -109,6 +109,22 @@ def test_zizmor_finds_nothing_of_medium_severity_or_above():
     assert serious == []
 
 
+def test_no_dependabot_cooldown_or_concurrency_limits_finding():
+    out = subprocess.run([_tool("zizmor"), "--offline", "--no-progress", "--no-exit-codes", "--format", "json",
+                          "--persona", "auditor", ".github"], cwd=ROOT, capture_output=True, text=True)
+    found = [_where(f) for f in json.loads(out.stdout)
+             if f["ident"] in ("dependabot-cooldown", "concurrency-limits") and not f.get("ignored")]
+    assert found == []
+
+
+def test_pr_command_queues_per_pr_at_the_job_level():
+    # Every comment starts pr-command; only the /benchmark job may join the
+    # group, or a skipped chatter run would replace a pending /benchmark.
+    wf = yaml.safe_load((WORKFLOWS / "pr-command.yml").read_text())
+    assert "concurrency" not in wf
+    assert wf["jobs"]["dispatch"]["concurrency"]["cancel-in-progress"] is False
+
+
 def test_every_zizmor_ignore_gives_a_reason():
     ignored = [f for f in _zizmor("--no-ignores") if f.get("ignored")]
     assert ignored, "expected the two workflow_run triggers to be ignored with a reason"
@@ -160,7 +176,7 @@ def test_write_permissions_only_where_the_design_allows():
         "publish.yml:readme": {"contents"},
         "publish.yml:deploy": {"pages", "id-token"},
         "pr-comment.yml:comment": {"pull-requests"},
-        "pr-command.yml:dispatch": {"actions"},
+        "pr-command.yml:dispatch": {"actions", "pull-requests"},  # dispatch, and reply on the PR
         "keras-ref.yml:comment": {"pull-requests"},
         "publish.yml:alert": {"issues"},
         "bisect.yml:comment": {"issues"},
@@ -269,7 +285,7 @@ def test_pr_bench_starts_only_from_a_dispatch_with_the_reviewed_sha():
     step = next(s for s in data["jobs"]["setup"]["steps"] if "pr-matrix.sh" in s.get("run", ""))
     assert step["env"]["HEAD_SHA"] == "${{ inputs.sha }}"  # pr-matrix.sh refuses a moved head
     assert data["jobs"]["bench"]["steps"][1]["with"]["ref"] == "${{ needs.setup.outputs.head_sha }}"
-    assert data["run-name"] == "pr-bench #${{ inputs.pr }} @ ${{ inputs.sha }}"  # pr-comment.py checks it
+    assert data["run-name"] == "pr-bench #${{ inputs.pr }} @ ${{ inputs.sha }}"  # bench comment pr checks it
 
 
 def test_benchmark_comment_is_handled_on_github_hosted_for_maintainers_only():
@@ -279,15 +295,17 @@ def test_benchmark_comment_is_handled_on_github_hosted_for_maintainers_only():
     assert job["runs-on"] == "ubuntu-latest"
     assert "github.event.comment.author_association" in job["if"]
     assert '["OWNER", "MEMBER", "COLLABORATOR"]' in job["if"]
-    assert job["permissions"] == {"actions": "write", "pull-requests": "read"}
+    assert job["permissions"] == {"actions": "write", "pull-requests": "write"}
     assert [s["run"] for s in job["steps"] if "run" in s] == ["bash scripts/pr-dispatch.sh"]
+    # the permission check (write, maintain, admin) needs the login; pr-dispatch.sh asks GitHub
+    assert job["steps"][-1]["env"]["COMMENT_AUTHOR"] == "${{ github.event.comment.user.login }}"
 
 
 def test_pr_comment_has_the_only_pull_request_write_and_runs_on_github_hosted():
     job = _load(WORKFLOWS / "pr-comment.yml")["jobs"]["comment"]
     assert job["runs-on"] == "ubuntu-latest"
     assert job["permissions"]["pull-requests"] == "write"
-    assert any("scripts/pr-comment.py" in s.get("run", "") for s in job["steps"])
+    assert any("bench comment pr" in s.get("run", "") for s in job["steps"])
 
 
 GITHUB_HOSTED = re.compile(r"(ubuntu|macos|windows)-[\w.-]+")
@@ -353,6 +371,26 @@ def test_every_self_hosted_job_starts_clean_and_leaves_nothing():
         assert set(job["permissions"].values()) <= READ_ONLY, f"{where}: a write token where benchmark code runs"
 
 
+def test_a_nightly_benchmark_step_that_runs_out_of_time_still_leaves_a_record():
+    # A job past its own timeout-minutes is cancelled and skips the summary and
+    # the upload; a step past its limit only fails. The long steps' limits fit
+    # inside the job's, and a fallback writes the failed/timeout record.
+    job = _load(WORKFLOWS / "nightly.yml")["jobs"]["bench"]
+    steps = {s.get("name"): s for s in job["steps"]}
+    limited = [s["timeout-minutes"] for s in job["steps"] if "timeout-minutes" in s]
+    assert steps["Benchmark"]["timeout-minutes"] < job["timeout-minutes"]
+    assert sum(limited) + 15 <= job["timeout-minutes"]  # 15: clean, checkout, summary, upload
+    for name in ("Install nightly Keras and the backend", "Install the reference build"):
+        assert "timeout-minutes" in steps[name]
+    fallback = steps["Record a benchmark step that ran out of time"]
+    assert fallback["if"] == "${{ !cancelled() && steps.bench.outcome != 'success' }}"
+    assert "failure-record --kind timeout --unless-recorded" in fallback["run"]
+    assert fallback["env"]["BENCH_STEP_MINUTES"] == str(steps["Benchmark"]["timeout-minutes"])
+    names = list(steps)
+    assert names.index("Benchmark") < names.index("Record a benchmark step that ran out of time") < names.index(
+        "Upload the record")
+
+
 def test_nightly_has_no_concurrency_group():
     # GitHub keeps one pending run per group and cancels the older pending one;
     # a job queued for an offline runner waits up to a day. Any shared group
@@ -398,6 +436,29 @@ def test_publish_deploys_the_pages_artifact_of_its_own_attempt():
     assert step["with"]["artifact_name"] == "${{ needs.publish.outputs.pages_artifact }}"
 
 
+SECRET = re.compile(r"\$\{\{\s*(github\.token|secrets\.)")
+# Steps that run third-party Python (pip's installs, numpy and scipy in bench
+# report/site/matrix) and need no credentials.
+COMPUTES = ("pip install", "bench report", "bench site", "bench matrix", "update-readme.sh")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_tokens_reach_only_the_steps_that_talk_to_github(path):
+    data = _load(path)
+    assert not SECRET.search(json.dumps(data.get("env") or {})), f"{path.name}: a token for every job"
+    for name, job in _jobs(data):
+        assert not SECRET.search(json.dumps(job.get("env") or {})), f"{path.name}:{name}: a token for every step"
+        for step in job.get("steps", []):
+            if any(c in step.get("run", "") for c in COMPUTES):
+                assert not SECRET.search(json.dumps(step.get("env") or {})), f"{path.name}:{name}: {step.get('name')}"
+
+
+def test_the_readme_push_step_runs_git_only():
+    code = [line for line in (ROOT / "scripts" / "push-readme.sh").read_text().splitlines()
+            if not line.lstrip().startswith("#")]
+    assert code and not any("python" in line.lower() or " bench " in line for line in code)
+
+
 @pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
 def test_no_step_or_job_continues_on_error(path):
     # A failure (a refused README push, a gh error) must show.
@@ -410,8 +471,10 @@ def test_no_step_or_job_continues_on_error(path):
 def test_readme_push_fails_its_own_job_and_the_dashboard_still_deploys():
     jobs = _load(WORKFLOWS / "publish.yml")["jobs"]
     readme = jobs["readme"]
-    assert any("update-readme.sh" in s.get("run", "") and "--push" in s["run"] for s in readme["steps"])
-    assert not any("update-readme.sh" in s.get("run", "") for s in jobs["publish"]["steps"])
+    runs = [s.get("run", "") for s in readme["steps"]]
+    assert runs.index('bash scripts/update-readme.sh "$RUNNER_TEMP/data" README.md') < runs.index(
+        "bash scripts/push-readme.sh README.md")
+    assert not any("readme.sh" in s.get("run", "") for s in jobs["publish"]["steps"])
     assert jobs["deploy"]["needs"] == "publish"  # not the README job
     assert readme["environment"] == "readme-table"
 
@@ -429,6 +492,9 @@ def test_publish_refuses_a_non_default_branch_and_collects_only_nightly_runs():
                   "github.event.workflow_run.event == 'workflow_dispatch'",
                   "github.event.workflow_run.head_branch == github.event.repository.default_branch"):
         assert check in gate
+    # The run that triggered it is collected however old (a rerun may come 30 days later).
+    (collect,) = [s for s in steps if "collect-artifacts.sh" in s.get("run", "")]
+    assert collect["env"]["TRIGGER_RUN_ID"] == "${{ github.event.workflow_run.id }}"
 
 
 def test_keras_ref_runs_the_ab_self_hosted_and_comments_from_github_hosted():
@@ -438,13 +504,14 @@ def test_keras_ref_runs_the_ab_self_hosted_and_comments_from_github_hosted():
     ab, comment = data["jobs"]["ab"], data["jobs"]["comment"]
     assert "bash scripts/run-ab.sh" in [s.get("run") for s in ab["steps"]]
     assert comment["runs-on"] == "ubuntu-latest" and comment["needs"] == "ab"
-    assert 'python scripts/ref-comment.py "$RUNNER_TEMP/ab"' in [s.get("run") for s in comment["steps"]]
+    assert 'python -m bench comment ref "$RUNNER_TEMP/ab"' in [s.get("run") for s in comment["steps"]]
 
 
 def test_dependabot_keeps_the_action_pins_current():
     data = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text())
     assert data["version"] == 2
     assert {"package-ecosystem": "github-actions", "directory": "/"}.items() <= data["updates"][0].items()
+    assert data["updates"][0]["cooldown"]["default-days"] >= 7  # a release waits a week before its PR
 
 
 def test_the_night_starts_when_the_nightly_is_scheduled():

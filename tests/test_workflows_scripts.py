@@ -47,18 +47,20 @@ def _artifact(root, run, name, records, pr=None):
     return folder
 
 
-# --- job-summary.py -------------------------------------------------------
+# --- bench job-summary ----------------------------------------------------
+
+BENCH = [sys.executable, "-m", "bench"]
 
 def test_job_summary_renders_each_record_as_a_table(tmp_path):
     rec = make_record([ok("mlp", "predict", 12345.67),
                        failed("cnn", "train", "oom", "CUDA out of memory | tried 2 GiB\nsecond line")],
                       backend="jax", device="rtx-5070-ti", run_id="77", attempt=2)
     write(rec, tmp_path)
-    out = _run([sys.executable, SCRIPTS / "job-summary.py", str(tmp_path)], check=True).stdout
+    out = _run([*BENCH, "job-summary", str(tmp_path)], check=True, cwd=ROOT).stdout
     assert out == (
         "### jax on rtx-5070-ti\n"
         "\n"
-        "Keras 3.16.0.dev2026110102 (nightly), run 77 attempt 2, record `jax--rtx-5070-ti--77-2.json`\n"
+        "Keras 3.16.0.dev2026110102 (nightly), run 77 attempt 2, record jax--rtx-5070-ti--77-2.json\n"
         "\n"
         "| model | mode | status | value | note |\n"
         "|---|---|---|---|---|\n"
@@ -71,7 +73,7 @@ def test_job_summary_renders_each_record_as_a_table(tmp_path):
 
 
 def test_job_summary_without_records_says_so_and_succeeds(tmp_path):
-    out = _run([sys.executable, SCRIPTS / "job-summary.py", str(tmp_path / "none")])
+    out = _run([*BENCH, "job-summary", str(tmp_path / "none")], cwd=ROOT)
     assert out.returncode == 0
     assert out.stdout.startswith("### No benchmark record\n\nNothing was written to ")
 
@@ -116,14 +118,16 @@ def _install(env, **extra):
     return _run(["bash", SCRIPTS / "install-backend.sh"], env={**env, **extra})
 
 
-def test_install_backend_installs_harness_then_keras_and_backend_then_plugins_without_deps(fake_python):
+def test_install_backend_installs_harness_then_backend_then_keras_then_plugins_without_deps(fake_python):
     env, pip_log = fake_python
     out = _install(env, BENCH_INSTALL="'jax[cpu]' --index-url https://example.org/simple",
                    BENCH_PLUGINS="'keras-mlx @ git+https://github.com/keras-team/keras-mlx@main'")
     assert out.returncode == 0, out.stderr
-    harness, backend, plugins = pip_log.read_text().splitlines()
+    harness, backend, keras, plugins = pip_log.read_text().splitlines()
     assert "jsonschema" in harness and "scikit-learn" in harness and "keras" not in harness
-    assert backend == "install --disable-pip-version-check keras-nightly jax[cpu] --index-url https://example.org/simple"
+    # The backend's own index is never asked for keras-nightly (it is only on PyPI).
+    assert backend == "install --disable-pip-version-check jax[cpu] --index-url https://example.org/simple"
+    assert keras == "install --disable-pip-version-check keras-nightly"
     assert plugins == ("install --disable-pip-version-check --no-deps "
                        "keras-mlx @ git+https://github.com/keras-team/keras-mlx@main")
     log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
@@ -140,7 +144,7 @@ def test_install_backend_failure_is_logged_with_pips_words_and_exit_1(fake_pytho
     out = _install(env, BENCH_INSTALL="broken-backend", BENCH_PLUGINS="keras-openvino")
     assert out.returncode == 1
     assert "::error title=install failed::step 'backend' failed" in out.stdout
-    assert len(pip_log.read_text().splitlines()) == 2  # harness, backend; no plugins after a failure
+    assert len(pip_log.read_text().splitlines()) == 2  # harness, backend; no keras or plugins after a failure
     log = json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())
     assert log["ok"] is False and log["failed_step"] == "backend"
     assert "No matching distribution found for broken-backend" in log["error"]
@@ -149,22 +153,48 @@ def test_install_backend_failure_is_logged_with_pips_words_and_exit_1(fake_pytho
 def test_install_backend_keras_version_and_git_ref(fake_python):
     env, pip_log = fake_python
     assert _install(env, BENCH_KERAS_VERSION="3.14.0.dev2026120203").returncode == 0
-    assert pip_log.read_text().splitlines()[1].endswith(" keras-nightly==3.14.0.dev2026120203")
+    assert pip_log.read_text().splitlines()[-1].endswith(" keras-nightly==3.14.0.dev2026120203")
     assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "pinned"
     pip_log.unlink()
-    assert _install(env, BENCH_KERAS_REF="v3.13.0").returncode == 0
-    assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+https://github.com/keras-team/keras.git@v3.13.0")
+    assert _install(env, BENCH_KERAS_REF="cccccccccccccccccccccccccccccccccccccccc").returncode == 0
+    assert pip_log.read_text().splitlines()[-1].endswith(" keras @ git+https://github.com/keras-team/keras.git@cccccccccccccccccccccccccccccccccccccccc")
     assert json.loads(Path(env["BENCH_INSTALL_LOG"]).read_text())["keras_source"] == "git"
     pip_log.unlink()  # bench bisect --keras-repo: a clone of Keras, as a file:/// URL
-    assert _install(env, BENCH_KERAS_REF="abc123", BENCH_KERAS_REPO="file:///srv/keras").returncode == 0
-    assert pip_log.read_text().splitlines()[1].endswith(" keras @ git+file:///srv/keras@abc123")
+    assert _install(env, BENCH_KERAS_REF="cccccccccccccccccccccccccccccccccccccccc", BENCH_KERAS_REPO="file:///srv/keras").returncode == 0
+    assert pip_log.read_text().splitlines()[-1].endswith(" keras @ git+file:///srv/keras@cccccccccccccccccccccccccccccccccccccccc")
+
+
+@pytest.mark.parametrize("config_path", [ROOT / "benchmarks.yaml", ROOT / "tests" / "fixtures" / "benchmarks.yaml"],
+                         ids=["shipped", "tests"])
+def test_no_device_looks_up_keras_on_a_backend_only_index(fake_python, config_path):
+    # Every matrix entry, as the nightly job installs it: a pip call that names
+    # its own index (--index-url, -i) must not ask it for Keras, which is only on PyPI.
+    env, pip_log = fake_python
+    matrix = _run([sys.executable, "-m", "bench", "--config", str(config_path), "matrix", "--include-local",
+                   "--actionlint", str(ROOT / ".github" / "actionlint.yaml")], cwd=ROOT, check=True)
+    entries = json.loads(matrix.stdout)["include"]
+    assert any("--index-url" in e["install"] for e in entries) or config_path.parent.name == "fixtures"
+    for entry in entries + [{"device": "made-up", "install": "torch --index-url https://download.pytorch.org/whl/cu128",
+                             "plugins": ""}]:
+        pip_log.unlink(missing_ok=True)
+        out = _install(env, BENCH_INSTALL=entry["install"], BENCH_PLUGINS=entry["plugins"])
+        assert out.returncode == 0, out.stderr
+        for call in pip_log.read_text().splitlines():
+            args = call.split()
+            if "--index-url" in args or "-i" in args:
+                assert not any(a.startswith("keras") for a in args), f"{entry['device']}: {call}"
+        assert "install --disable-pip-version-check keras-nightly" in pip_log.read_text().splitlines()
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"BENCH_KERAS_REF": "main", "BENCH_KERAS_REPO": "ssh://x; rm -rf /"}, "BENCH_KERAS_REPO is"),
-    ({"BENCH_KERAS_REF": "main; curl evil"}, "BENCH_KERAS_REF is 'main; curl evil'; expected a git branch"),
+    ({"BENCH_KERAS_REF": "cccccccccccccccccccccccccccccccccccccccc", "BENCH_KERAS_REPO": "ssh://x; rm -rf /"}, "BENCH_KERAS_REPO is"),
+    ({"BENCH_KERAS_REF": "main; curl evil"}, "BENCH_KERAS_REF is 'main; curl evil'; expected a full 40-hex-digit"),
+    # a mutable ref resolves on the runner, hours later (issue 54 item 10)
+    ({"BENCH_KERAS_REF": "master"}, "BENCH_KERAS_REF is 'master'; expected a full 40-hex-digit"),
+    ({"BENCH_KERAS_REF": "refs/pull/1/head"}, "expected a full 40-hex-digit keras-team/keras commit SHA"),
+    ({"BENCH_KERAS_REF": "ccccccc"}, "expected a full 40-hex-digit"),
     ({"BENCH_KERAS_VERSION": "latest"}, "BENCH_KERAS_VERSION is 'latest'; expected a version"),
-    ({"BENCH_KERAS_VERSION": "3.1", "BENCH_KERAS_REF": "master"}, "both set; expected at most one"),
+    ({"BENCH_KERAS_VERSION": "3.1", "BENCH_KERAS_REF": "cccccccccccccccccccccccccccccccccccccccc"}, "both set; expected at most one"),
 ])
 def test_install_backend_refuses_malformed_dispatch_inputs(fake_python, extra, message):
     env, pip_log = fake_python
@@ -209,13 +239,14 @@ def test_install_reference_without_a_reference_does_nothing(fake_python, tmp_pat
 def test_install_reference_installs_the_pinned_version_into_its_own_venv_and_log(fake_python, tmp_path):
     env, pip_log = fake_python
     # A dispatched keras_ref is for the nightly's own install: the reference stays the pinned version.
-    out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_KERAS_REF="master",
+    out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_KERAS_REF="cccccccccccccccccccccccccccccccccccccccc",
                              BENCH_INSTALL="'jax[cpu]'", BENCH_PLUGINS="keras-mlx")
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout == (f"install-reference: the reference keras-nightly=={REFERENCE} is installed in "
                           f"{tmp_path / 'reference-venv'}\n")
-    harness, backend, plugins = pip_log.read_text().splitlines()
-    assert backend == f"install --disable-pip-version-check keras-nightly=={REFERENCE} jax[cpu]"
+    harness, backend, keras, plugins = pip_log.read_text().splitlines()
+    assert backend == "install --disable-pip-version-check jax[cpu]"
+    assert keras == f"install --disable-pip-version-check keras-nightly=={REFERENCE}"
     assert plugins == "install --disable-pip-version-check --no-deps keras-mlx"
     assert os.access(tmp_path / "reference-venv" / "bin" / "python", os.X_OK)
     log = json.loads((tmp_path / "out" / "install-reference.json").read_text())
@@ -324,8 +355,9 @@ def test_local_nightly_runs_alone_unless_a_reference_is_asked_for(local_checkout
     reference = local_checkout / ".local" / "reference-venv"
     assert (f"install-reference: the reference keras-nightly=={REFERENCE} is installed in {reference}\n"
             in out.stderr)
-    harness, backend, plugins = pip_log.read_text().splitlines()
-    assert backend == f"install --disable-pip-version-check keras-nightly=={REFERENCE} -r requirements/local.txt"
+    harness, backend, keras, plugins = pip_log.read_text().splitlines()
+    assert backend == "install --disable-pip-version-check -r requirements/local.txt"
+    assert keras == f"install --disable-pip-version-check keras-nightly=={REFERENCE}"
     assert plugins == "install --disable-pip-version-check --no-deps -r requirements/plugins.txt"
     (run,) = _bench_runs(calls)
     runs = run.split(" --out ")[1].split()[0]
@@ -334,7 +366,7 @@ def test_local_nightly_runs_alone_unless_a_reference_is_asked_for(local_checkout
     assert json.loads((local_checkout / ".local" / "install-reference.json").read_text())["keras_source"] == "pinned"
 
 
-# --- run-bench.sh, job-paths.sh, pr-info.py -------------------------------
+# --- run-bench.sh, job-paths.sh, bench pr-info ----------------------------
 
 def test_run_bench_passes_the_matrix_entry_to_bench_run(tmp_path):
     venv = tmp_path / "venv"
@@ -344,7 +376,7 @@ def test_run_bench_passes_the_matrix_entry_to_bench_run(tmp_path):
     log = tmp_path / "install.json"
     env = {"BENCH_VENV": str(venv), "BENCH_BACKEND": "jax", "BENCH_DEVICE": "rtx-5070-ti",
            "BENCH_OUT": str(tmp_path / "out"), "BENCH_MODELS": "mlp", "BENCH_MODES": "",
-           "BENCH_KERAS_REF": "master", "BENCH_INSTALL_LOG": str(log)}
+           "BENCH_KERAS_REF": "cccccccccccccccccccccccccccccccccccccccc", "BENCH_INSTALL_LOG": str(log)}
     args = _run(["bash", SCRIPTS / "run-bench.sh", "--quick"], env=env, check=True).stdout.splitlines()
     assert args == [str(ROOT), "-m", "bench", "run", "--backend", "jax", "--device", "rtx-5070-ti",
                     "--out", str(tmp_path / "out"), "--models", "mlp", "--keras-source", "git", "--quick"]
@@ -382,8 +414,10 @@ def test_run_bench_passes_the_reference_python_only_when_its_venv_was_installed(
 
 def test_job_paths_live_below_runner_temp(tmp_path):
     rt = tmp_path / "rt"
-    out = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt)}, check=True).stdout
+    out = _run(["dash", SCRIPTS / "job-paths.sh"], env={"RUNNER_TEMP": str(rt), "HOME": "/home/runner"},
+               check=True).stdout
     assert out.replace(str(rt), "/rt") == (
+        "BENCH_RUNNER_HOME=/home/runner\n"
         "BENCH_VENV=/rt/bench-venv\nBENCH_OUT=/rt/bench-out/records\nBENCH_INSTALL_LOG=/rt/bench-out/install.json\n"
         "BENCH_REFERENCE_VENV=/rt/bench-reference-venv\n"
         "BENCH_REFERENCE_INSTALL_LOG=/rt/bench-out/install-reference.json\n"
@@ -396,10 +430,11 @@ def test_job_paths_live_below_runner_temp(tmp_path):
 
 
 def test_pr_info_writes_the_claim_and_refuses_garbage():
-    out = _run([sys.executable, SCRIPTS / "pr-info.py", "12", SHA], check=True).stdout
+    out = _run([*BENCH, "pr-info", "12", SHA], check=True, cwd=ROOT).stdout
     assert json.loads(out) == {"head_sha": SHA, "pr": 12}
-    bad = _run([sys.executable, SCRIPTS / "pr-info.py", "12; echo", SHA])
-    assert bad.returncode == 2 and "expected a number and 40 hex digits" in bad.stderr
+    bad = _run([*BENCH, "pr-info", "12; echo", SHA], cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr == (
+        f"bench pr-info: error: PR '12; echo' and SHA '{SHA}'; expected a pull request number and 40 hex digits\n")
 
 
 def test_git_auth_sets_an_environment_only_header():
@@ -433,6 +468,28 @@ def test_collect_downloads_one_run_or_sweeps_recent_runs(gh, tmp_path):
     assert listed[2].startswith(f"repos/{REPO}/actions/workflows/nightly.yml/runs?created=%3E%3D20")
 
 
+def test_a_sweep_also_takes_the_triggering_run_however_old(gh, tmp_path):
+    # A rerun of a 20-day-old nightly completes and starts publish: its run is
+    # outside the 3-day sweep, and must be collected all the same.
+    root, env = gh
+    old = make_record([ok("mlp", "predict", 1.0)], run_id="31")
+    _artifact(root, 31, "record-31-2-rtx-5070-ti-jax", [old])
+    (root / "runs" / "31.json").write_text(json.dumps({"created_at": "2026-01-02T02:17:00Z", "run_attempt": 2}))
+    _artifact(root, 32, "record-32-1-apple-m4-mlx", [make_record([ok("mlp", "predict", 2.0)], run_id="32")])
+    plain = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "plain")], env=env)
+    assert plain.returncode == 0 and plain.stdout.strip() == "1", plain.stderr  # the sweep alone misses run 31
+    out = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "all")], env={**env, "TRIGGER_RUN_ID": "31"})
+    assert out.returncode == 0, out.stderr
+    assert _records_below(tmp_path / "all") == ["31/record-31-2-rtx-5070-ti-jax/jax--local-cpu--31-1.json",
+                                                "32/record-32-1-apple-m4-mlx/jax--local-cpu--32-1.json"]
+    assert json.loads((tmp_path / "all" / "provenance.json").read_text())["artifacts"]["31"]["run_attempt"] == 2
+    again = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "again")],
+                 env={**env, "TRIGGER_RUN_ID": "32"})  # already in the sweep: listed once
+    assert again.stdout.strip() == "1" and "older than the sweep" not in again.stderr
+    bad = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "x")], env={**env, "TRIGGER_RUN_ID": "1;x"})
+    assert bad.returncode == 2 and "TRIGGER_RUN_ID is '1;x'" in bad.stderr
+
+
 def test_collect_refuses_a_run_id_that_is_not_a_number(gh, tmp_path):
     _, env = gh
     out = _run(["bash", SCRIPTS / "collect-artifacts.sh", str(tmp_path / "x")], env={**env, "RUN_ID": "1 2"})
@@ -461,7 +518,7 @@ def test_pr_matrix_refuses_a_bad_pr_number(gh, tmp_path):
     assert out.returncode == 2 and "PR_NUMBER is '7 --x'; expected a pull request number" in out.stderr
 
 
-# --- pr-comment.py --------------------------------------------------------
+# --- bench comment pr -----------------------------------------------------
 
 @pytest.fixture
 def pr_setup(gh, tmp_path):
@@ -485,7 +542,7 @@ def pr_setup(gh, tmp_path):
 
 
 def _comment(env, artifacts, data):
-    return _run([sys.executable, SCRIPTS / "pr-comment.py", str(artifacts), str(data)], env=env)
+    return _run([*BENCH, "comment", "pr", str(artifacts), str(data)], env=env, cwd=ROOT)
 
 
 def _stored_comments(root):
@@ -671,6 +728,40 @@ def test_check_runner_finds_a_python_and_names_it_for_the_next_steps(tmp_path):
     assert out.stdout.startswith("check-runner: Python 3.")
 
 
+def test_check_runner_refuses_a_python_without_ensurepip(tmp_path):
+    # Debian's python3 has venv's module but not ensurepip (python3-venv):
+    # `python -m venv` would fail later, with pip's words, not ours.
+    no_ensurepip = f'#!/bin/sh\ncase "$*" in *ensurepip*) exit 1;; esac\nexec {sys.executable} "$@"\n'
+    path = _bin(tmp_path, BASE_TOOLS, {"python3": no_ensurepip})
+    out = _run([DASH, SCRIPTS / "check-runner.sh", str(tmp_path / "github_env")],
+               env={"PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": ""})
+    assert out.returncode == 1
+    assert "::error title=runner prerequisites::no Python >= 3.11 with the venv and ensurepip modules" in out.stdout
+    assert "python3-venv" in out.stdout
+
+
+@pytest.mark.parametrize("key", ["core.hooksPath", "core.fsmonitor", "init.templateDir"])
+def test_check_runner_warns_when_the_runners_global_git_config_runs_commands(tmp_path, key):
+    # actions/checkout reads the runner user's real ~/.gitconfig before the job
+    # moves HOME: a hook path planted there runs in the next job's checkout.
+    real_home = tmp_path / "real-home"
+    real_home.mkdir()
+    section, name = key.split(".")
+    (real_home / ".gitconfig").write_text(f"[{section}]\n\t{name} = /tmp/planted\n")
+    path = _bin(tmp_path, BASE_TOOLS, {"python3": f"#!/bin/sh\nexec {sys.executable} \"$@\"\n"})
+    env = {"PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": "", "HOME": str(tmp_path / "job-home"),
+           "BENCH_RUNNER_HOME": str(real_home), "GIT_CONFIG_GLOBAL": ""}
+    out = _run([DASH, SCRIPTS / "check-runner.sh", str(tmp_path / "github_env")], env=env)
+    assert out.returncode == 0, out.stdout + out.stderr  # a warning: the job still runs
+    (warning,) = [line for line in out.stdout.splitlines() if line.startswith("::warning")]
+    assert warning.startswith(f"::warning title=runner git config::{real_home / '.gitconfig'} sets {key.lower()} ")
+    assert "GIT_CONFIG_GLOBAL=/dev/null" in warning
+    # The documented fix, in the runner's .env: git reads no global file at all.
+    fixed = _run([DASH, SCRIPTS / "check-runner.sh", str(tmp_path / "github_env")],
+                 env={**env, "GIT_CONFIG_GLOBAL": "/dev/null"})
+    assert fixed.returncode == 0 and "::warning" not in fixed.stdout
+
+
 def test_check_runner_without_python_says_so_in_one_line_and_the_job_still_records_install(tmp_path):
     # macOS's own python3 is 3.9: not enough for bench, enough for the failure record.
     path = _bin(tmp_path, BASE_TOOLS, {"python3": OLD_PYTHON})
@@ -682,7 +773,8 @@ def test_check_runner_without_python_says_so_in_one_line_and_the_job_still_recor
                env={**job, "PATH": path, "CHECK_RUNNER_PYTHONS": "python3", "BENCH_PYTHON": ""})
     assert out.returncode == 1
     (error,) = [line for line in out.stdout.splitlines() if line.startswith("::error")]
-    assert error.startswith("::error title=runner prerequisites::no Python >= 3.11 with the venv module on this runner")
+    assert error.startswith("::error title=runner prerequisites::no Python >= 3.11 with the venv and ensurepip modules "
+                            "on this runner")
     assert "Python 3.9.6" in error
     assert not env_file.exists()
     assert json.loads(Path(job["BENCH_INSTALL_LOG"]).read_text())["failed_step"] == "prerequisites"
@@ -711,10 +803,39 @@ def test_install_failure_record_says_pinned_or_git(tmp_path):
            "BENCH_ALL_MODELS": "mlp", "BENCH_ALL_MODES": "predict", "BENCH_KERAS_VERSION": "3.14.0.dev1",
            "BENCH_KERAS_REF": "", "GITHUB_RUN_ID": "", "BENCH_INSTALL_LOG": ""}
     from bench.records import record
-    out = _run([sys.executable, SCRIPTS / "install-failure.py"], env=env, check=True)
+    out = _run([*BENCH, "failure-record", "--kind", "install"], env=env, check=True, cwd=ROOT)
     assert record.load(out.stdout.strip()).environment["keras_source"] == "pinned"
-    missing = _run([sys.executable, SCRIPTS / "install-failure.py"], env={**env, "BENCH_ALL_MODES": ""})
-    assert missing.returncode == 2 and "BENCH_ALL_MODES is not set" in missing.stderr
+    missing = _run([*BENCH, "failure-record", "--kind", "install"], env={**env, "BENCH_ALL_MODES": ""}, cwd=ROOT)
+    assert missing.returncode == 2 and missing.stderr == (
+        "bench failure-record: error: BENCH_ALL_MODES is not set; expected it from the workflow's matrix entry\n")
+
+
+def test_a_benchmark_step_that_ran_out_of_time_still_leaves_a_timeout_record(tmp_path):
+    # The nightly's fallback step after a Benchmark step that hit its
+    # timeout-minutes: bench was stopped before writing, so every benchmark
+    # of the job is recorded failed/timeout, and the night has a record.
+    out_dir = tmp_path / "records"
+    env = {"BENCH_BACKEND": "torch", "BENCH_DEVICE": "rtx-5070-ti", "BENCH_OUT": str(out_dir),
+           "BENCH_ALL_MODELS": "cnn,mlp", "BENCH_ALL_MODES": "train", "BENCH_MODELS": "", "BENCH_MODES": "",
+           "BENCH_KERAS_VERSION": "", "BENCH_KERAS_REF": "", "BENCH_NIGHT": "2026-12-01", "BENCH_STEP_MINUTES": "120",
+           "GITHUB_RUN_ID": "88", "GITHUB_RUN_ATTEMPT": "1", "GITHUB_EVENT_NAME": "schedule", "GITHUB_REPOSITORY": REPO}
+    fallback = [*BENCH, "failure-record", "--kind", "timeout", "--unless-recorded"]
+    from bench.records import record
+    done = _run(fallback, env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    rec = record.load(done.stdout.strip())
+    assert Path(done.stdout.strip()).name == "torch--rtx-5070-ti--88-1.json"
+    assert [(r.model, r.mode, r.status, r.error.kind) for r in rec.results] == [
+        ("cnn", "train", "failed", "timeout"), ("mlp", "train", "failed", "timeout")]
+    assert "did not finish within its 120 minutes" in rec.results[0].error.message
+    assert rec.night.isoformat() == "2026-12-01" and "install" not in rec.environment
+    summary = _run([*BENCH, "job-summary", str(out_dir)], cwd=ROOT).stdout  # the next step's view of it
+    assert "Keras ? (nightly), run 88 attempt 1" in summary and "| timeout: the Benchmark step did not" in summary
+    # A record is already there (bench finished; another step failed): nothing is added or changed.
+    before = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    again = _run(fallback, env={**env, "GITHUB_RUN_ATTEMPT": "2"}, cwd=ROOT)
+    assert again.returncode == 0 and "already holds a record" in again.stderr
+    assert {p.name: p.read_bytes() for p in out_dir.iterdir()} == before
 
 
 def test_a_job_with_the_clean_home_reads_nothing_an_earlier_job_planted(tmp_path):
@@ -804,7 +925,7 @@ def test_publish_off_the_default_branch_is_refused_in_one_line(gh):
     assert _run(["bash", SCRIPTS / "require-default-branch.sh"], env={**env, "REF_NAME": "main"}).returncode == 0
 
 
-# --- trusted PR triggers: pr-matrix.sh (head moved), pr-dispatch.sh --------
+# --- trusted PR triggers: pr-matrix.sh (head moved) ----------------------
 
 def test_pr_matrix_refuses_when_the_pr_head_moved_since_review(gh, tmp_path):
     root, env = gh
@@ -816,41 +937,7 @@ def test_pr_matrix_refuses_when_the_pr_head_moved_since_review(gh, tmp_path):
     assert f"::error title=PR head moved::PR #7 has head {OTHER_SHA}, not the reviewed {SHA}" in out.stdout
 
 
-@pytest.fixture
-def dispatch_env(gh):
-    root, env = gh
-    (root / "pulls").mkdir()
-    (root / "pulls" / "8.json").write_text(json.dumps({"head": {"sha": SHA}}))
-    return root, {**env, "PR_NUMBER": "8", "DEFAULT_BRANCH": "main", "AUTHOR_ASSOCIATION": "MEMBER"}
-
-
-def _dispatched(root):
-    path = root / "workflow-runs.jsonl"
-    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
-
-
-@pytest.mark.parametrize("body", ["/benchmark", "/benchmark aaaaaaa\nplease", "/benchmark " + SHA])
-def test_a_maintainers_benchmark_comment_dispatches_the_head_commit(dispatch_env, body):
-    root, env = dispatch_env
-    out = _run(["bash", SCRIPTS / "pr-dispatch.sh"], env={**env, "COMMENT_BODY": body})
-    assert out.returncode == 0, out.stdout + out.stderr
-    (run,) = _dispatched(root)
-    assert run["workflow"] == "pr-bench.yml" and run["inputs"] == {"pr": "8", "sha": SHA}
-    assert run["argv"][run["argv"].index("--ref") + 1] == "main"
-
-
-@pytest.mark.parametrize("association, body, message", [
-    ("NONE", "/benchmark", "comment author association is 'NONE'"),
-    ("CONTRIBUTOR", "/benchmark", "comment author association is 'CONTRIBUTOR'"),
-    ("MEMBER", "/benchmark bbbbbbb", f"PR #8 has head {SHA}, not bbbbbbb; it moved since the comment"),
-    ("MEMBER", "/benchmark $(id)", "is not a commit SHA"),
-    ("MEMBER", "/benchmarks", "first line is not '/benchmark'"),
-])
-def test_a_benchmark_comment_is_refused_unless_it_is_a_maintainers_for_the_head(dispatch_env, association, body, message):
-    root, env = dispatch_env
-    out = _run(["bash", SCRIPTS / "pr-dispatch.sh"], env={**env, "AUTHOR_ASSOCIATION": association, "COMMENT_BODY": body})
-    assert out.returncode == 1 and message in out.stdout
-    assert _dispatched(root) == []
+# pr-dispatch.sh: tests/test_pr_dispatch.py
 
 
 # --- publish-records.sh: provenance and quarantine -------------------------
@@ -888,3 +975,104 @@ def test_the_record_carries_the_git_commit_the_install_resolved():
     nightly = capture(versions={}, children=[], accelerator="cpu", keras_source=None,
                       install_log={"ok": True, "keras_commit": None}, device_env={}, environ={}, host={})
     assert nightly["keras_source"] == "nightly" and "keras_commit" not in nightly
+
+
+# --- checkout-data.sh -----------------------------------------------------
+
+def _bare_remote(tmp_path, branch=None):
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(remote)], check=True)
+    if branch:
+        work = tmp_path / "work"
+        subprocess.run(["git", "init", "--quiet", "-b", branch, str(work)], check=True)
+        (work / "runs").mkdir()
+        (work / "runs" / "r.json").write_text("{}\n")
+        git = ["git", "-C", str(work), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "--quiet", "-m", "records"], check=True)
+        subprocess.run(git + ["push", "--quiet", str(remote), f"HEAD:refs/heads/{branch}"], check=True)
+    return remote
+
+
+def test_checkout_data_clones_the_branch(tmp_path):  # git ls-remote exit 0
+    remote = _bare_remote(tmp_path, "gh-pages")
+    out = _run(["bash", SCRIPTS / "checkout-data.sh", str(tmp_path / "data")], env={"DATA_REPO": str(remote)})
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "data" / "runs" / "r.json").is_file()
+
+
+def test_checkout_data_without_the_branch_is_an_empty_history(tmp_path):  # exit 2
+    remote = _bare_remote(tmp_path)
+    out = _run(["bash", SCRIPTS / "checkout-data.sh", str(tmp_path / "data")], env={"DATA_REPO": str(remote)})
+    assert out.returncode == 0, out.stderr
+    assert "no branch 'gh-pages'" in out.stderr and list((tmp_path / "data").iterdir()) == []
+
+
+def test_checkout_data_fails_when_the_remote_cannot_be_read(tmp_path):  # exit 128: unreachable, auth
+    out = _run(["bash", SCRIPTS / "checkout-data.sh", str(tmp_path / "data")],
+               env={"DATA_REPO": str(tmp_path / "gone.git")})
+    assert out.returncode == 1
+    assert "git ls-remote exit 128" in out.stderr and "::error title=data branch unreachable::" in out.stdout
+    assert not (tmp_path / "data").exists()  # nothing for the site or the README to read as "no data"
+
+
+# --- bench comment ref ----------------------------------------------------
+
+def test_ref_comment_problem_lines_go_through_the_one_escaper(tmp_path):
+    # The A/B records come from a runner that ran the Keras ref's code: a file
+    # name or a label must not become a live link, an image or a team mention.
+    ab = tmp_path / "ab"
+    ab.mkdir()
+    (ab / "@keras-team ![i](https:__e.example_x.png) [x](https:__e.example).json").write_text("not json")
+    rec = make_record([ok("mlp", "predict", 1.0)], backend="jax", device="box<b>@team",
+                      environment={"keras_source": "git"})
+    write(rec, ab / "head")
+    out = _run([*BENCH, "comment", "ref", "--summary-only", str(ab)], env={"KERAS_REF": "my-branch"}, cwd=ROOT)
+    assert out.returncode == 1  # no pair: nothing to compare, but every problem is listed
+    body = out.stdout
+    problems = [line for line in body.splitlines() if line.startswith("- ")]
+    assert len(problems) == 2
+    for line in problems:
+        assert "](" not in line and "<b>" not in line and "@keras-team" not in line and "@team" not in line
+    assert "@\u200bkeras-team \\!\\[i\\]\\(https\u200b:\\_\\_e.example\\_x.png\\)" in problems[0]
+    assert "box&lt;b&gt;@\u200bteam" in problems[1]
+
+
+# --- the verbs a runner's own Python runs ---------------------------------
+
+RUNNER_VERBS = ("failure_record", "job_summary", "pr_info")
+
+
+@pytest.mark.parametrize("name", RUNNER_VERBS)
+def test_runner_python_verbs_need_only_the_standard_library(name):
+    # They run with whatever python3 the runner has when the job's environment
+    # did not install (macOS's own is 3.9): no third-party import anywhere on
+    # their path (every bench module they import at load, followed), and
+    # syntax an old Python still reads. Imports inside a function are lazy:
+    # they run only on paths these verbs do not take.
+    import ast
+    package = ROOT / "bench"
+
+    def module_file(module: str) -> Path:
+        base = package.parent.joinpath(*module.split("."))
+        return base / "__init__.py" if base.is_dir() else base.with_suffix(".py")
+
+    todo = ["bench", "bench.__main__", "bench.cli", "bench.commands", f"bench.commands.{name}", f"bench.ci.{name}"]
+    seen = set()
+    allowed = set(sys.stdlib_module_names) | {"bench"}
+    while todo:
+        module = todo.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        file = module_file(module)
+        tree = ast.parse(file.read_text(), feature_version=(3, 8))
+        top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        for node in top:
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
+                [node.module] if node.module else [])
+            for imported in names:
+                assert imported.split(".")[0] in allowed, f"{file.relative_to(ROOT)} imports {imported}"
+                if imported.startswith("bench"):
+                    parts = imported.split(".")
+                    todo += [".".join(parts[:i]) for i in range(1, len(parts) + 1)]

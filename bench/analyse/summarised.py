@@ -16,6 +16,7 @@ tables and statuses byte for byte.
 
 from __future__ import annotations
 
+import math
 import statistics
 from datetime import date, datetime
 from typing import Any, Iterable, Iterator, Mapping, NamedTuple
@@ -89,7 +90,14 @@ def quartiles(samples) -> tuple[float, float, float] | None:
     run-to-run noise; what the dashboard shows of them), None under 2 samples."""
     if len(samples) < 2:
         return None
-    return tuple(float(f"{q:.6g}") for q in statistics.quantiles(samples, n=4))  # type: ignore[return-value]
+    # Taken on samples over their largest: quantiles interpolate (a * 3 + b) / 4,
+    # which overflows to inf near the float maximum, and inf is not JSON. The
+    # record contract bounds samples (1e15); this keeps the summary and the site safe anyway.
+    scale = max(samples)
+    if not (math.isfinite(scale) and scale > 0):
+        return None
+    return tuple(float(f"{q * scale:.6g}")  # type: ignore[return-value]
+                 for q in statistics.quantiles([x / scale for x in samples], n=4))
 
 
 def read_lines(lines: Iterable[Mapping[str, Any]], source: str, latest: datetime) -> tuple[list, list[str]]:

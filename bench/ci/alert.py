@@ -162,7 +162,7 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
                   f"- first nightly after: Keras {escape(w.after.label())}",
                   f"- Keras commits between them: {w.commits_url}"]
         lines += [f"- also changed: {escape(c.text())}" for c in w.env_changes]
-    if r.host is not None:  # a slower host on the nights since is likely the machine (README "A slow host")
+    if r.host is not None:  # a slower host since: likely the machine (docs/protocol.md, "A slow host")
         lines.append(f"- on the nights since: {host.describe(r.host)}")
     if link:
         lines.append(f"- chart: {link}")

@@ -1,20 +1,34 @@
 """GitHub issues for `bench alert`, through the `gh` CLI (`gh api`).
 
-list_open reads the open issues labelled bench-regression; apply performs
-one Action (open: POST issues; comment: POST a comment and PATCH the body's
-state; close: POST a comment and PATCH state=closed). A failed call raises
-AlertError with gh's last line; the caller reports it and carries on.
+list_open reads the open alert issues: those the bot opened (`user.login`)
+that carry the hidden series marker. Not by label: a
+fresh repository has no bench-regression label, a token without push access
+cannot always make one, and GitHub then drops labels from a new issue
+silently, so a label search would find nothing and open the issue again at
+every publish. Not by marker alone: anyone can open an issue holding the
+marker, and it would silence that series' alert (or get it closed).
+
+ensure_labels creates the labels an issue needs when they are missing and the
+token may; the ones it cannot make are returned with gh's answer, and the
+issue opens without them (it is still found by marker and author).
+
+apply performs one Action (open: POST issues; comment: POST a comment and
+PATCH the body's state; close: POST a comment and PATCH state=closed). A
+failed call raises AlertError with gh's last line; the caller reports it and
+carries on.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
+from typing import Iterable
 
 from bench.ci.alert import LABEL, Action, Issue, parse_issue
+from bench.ci.github import GitHubError, api
 from bench.errors import EXIT_NO, BenchError
 
-GH_TIMEOUT = 120
+BOT = "github-actions[bot]"  # who opens the issues with the workflow's GITHUB_TOKEN
+COLOURS = {LABEL: "d73a4a", "backend": "1d76db", "device": "5319e7"}
 
 
 class AlertError(BenchError, RuntimeError):
@@ -24,38 +38,60 @@ class AlertError(BenchError, RuntimeError):
 
 
 def gh(args: list[str], payload: dict | None = None) -> str:
-    cmd = ["gh", "api", *args]
-    if payload is not None:
-        cmd += ["--input", "-"]
+    """`gh api ARGS` through bench.ci.github; a failure is an AlertError (same message)."""
     try:
-        done = subprocess.run(cmd, input=json.dumps(payload) if payload is not None else None,
-                              capture_output=True, text=True, timeout=GH_TIMEOUT)
-    except FileNotFoundError:
-        raise AlertError("gh is not installed; expected the GitHub CLI on PATH") from None
-    except subprocess.TimeoutExpired:
-        raise AlertError(f"gh api {args[0]} gave no answer in {GH_TIMEOUT}s") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise AlertError(f"gh api {' '.join(args[:3])}: {last}")
-    return done.stdout
+        return api(args, payload)
+    except GitHubError as e:
+        raise AlertError(str(e)) from None
 
 
-def list_open(repo: str) -> list[Issue]:
-    text = gh([f"repos/{repo}/issues?state=open&labels={LABEL}&per_page=100", "--paginate"])
-    items = []
-    decoder = json.JSONDecoder()
-    text = text.strip()
-    while text:  # --paginate prints one JSON array per page, back to back
+def _pages(text: str) -> list:
+    """The items of `gh api --paginate`: one JSON array per page, back to back."""
+    items, decoder, text = [], json.JSONDecoder(), text.strip()
+    while text:
         page, end = decoder.raw_decode(text)
         items += page if isinstance(page, list) else []
         text = text[end:].strip()
+    return items
+
+
+def list_open(repo: str, author: str = BOT) -> list[Issue]:
+    """The open issues `author` opened that carry a series marker. Every open
+    issue is read and the author checked here: whether the API's `creator`
+    filter takes a bot's login ('github-actions[bot]') is not documented, and
+    a filter that matched nothing would open every alert again."""
+    items = _pages(gh([f"repos/{repo}/issues?state=open&per_page=100", "--paginate"]))
     out = []
     for it in items:
-        if isinstance(it, dict) and "pull_request" not in it and isinstance(it.get("number"), int):
+        if (isinstance(it, dict) and "pull_request" not in it and isinstance(it.get("number"), int)
+                and isinstance(it.get("user"), dict) and it["user"].get("login") == author):
             issue = parse_issue(it["number"], it.get("body") or "")
             if issue is not None:
                 out.append(issue)
     return out
+
+
+def ensure_labels(repo: str, names: Iterable[str]) -> tuple[set[str], dict[str, str]]:
+    """(the labels among `names` that exist now, {label: why it could not be made})."""
+    wanted = set(names)
+    try:
+        have = {lb.get("name") for lb in _pages(gh([f"repos/{repo}/labels?per_page=100", "--paginate"]))
+                if isinstance(lb, dict)}
+    except AlertError:
+        have = set()  # unknown: try to make each; one that exists answers 422, and is kept
+    failed = {}
+    for name in sorted(wanted - have):
+        kind = name.split(":", 1)[0] if ":" in name else name
+        try:
+            gh([f"repos/{repo}/labels", "-X", "POST"],
+               {"name": name, "color": COLOURS.get(kind, "ededed"), "description": "bench alert (bench/ci/alert.py)"})
+            have.add(name)
+        except AlertError as e:
+            if "already_exists" in str(e) or "HTTP 422" in str(e):
+                have.add(name)
+            else:
+                failed[name] = str(e)
+    return wanted & have, failed
 
 
 def apply(repo: str, a: Action) -> str:

@@ -31,7 +31,7 @@ class Entry:
     install: tuple[str, ...]
     plugins: tuple[str, ...]
     # Every model and mode of benchmarks.yaml: what a job whose set-up failed
-    # records as failed/install (scripts/install-failure.py has no YAML parser).
+    # records as failed/install (`bench failure-record` reads no YAML: it runs with the runner's own Python).
     models: tuple[str, ...] = ()
     modes: tuple[str, ...] = ()
     # The device's reference build (devices.<d>.reference), "" for none: a

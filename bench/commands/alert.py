@@ -1,19 +1,24 @@
 """Open, update and close one GitHub issue per Regressed series.
 
-  python -m bench alert --data DIR [--repo OWNER/NAME] [--dry-run] [--link URL]
+  python -m bench alert --data DIR [--repo OWNER/NAME] [--dry-run] [--link URL] [--author LOGIN]
 
 Pipeline: load (thresholds, DIR/summary or every record under DIR/runs, the open issues
-labelled bench-regression through `gh api`) -> compute (the status table;
+that --author (the bot) opened with a hidden series marker, through `gh
+api`; bench/ci/issues.py says why not by label) -> compute (the status table;
 per series: open an issue when it turns Regressed, comment when the change
 moves by at least trends.min_change, close when it is back at its old level
 or Faster past it; bench/ci/alert.py) -> write (each action through `gh`,
 one line each on stdout; --dry-run prints them and changes nothing). An
 issue has a stable title and a hidden marker, so a series never gets a
-second one. --repo defaults to $GITHUB_REPOSITORY.
+second one. Before opening, the labels (bench-regression, backend:B,
+device:D) are created when missing; when the token may not, one line says
+so and what to do (docs/security.md), and the issue opens without them.
+--repo defaults to $GITHUB_REPOSITORY.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from statistics import median
@@ -27,6 +32,9 @@ def add_arguments(parser):
     parser.add_argument("--repo", metavar="OWNER/NAME", help="where the issues live (default: $GITHUB_REPOSITORY)")
     parser.add_argument("--dry-run", action="store_true", help="print what would be done; change nothing")
     parser.add_argument("--link", metavar="URL", help="the dashboard's URL, shown in a new issue")
+    parser.add_argument("--author", metavar="LOGIN", default=None,
+                        help="who opens the alert issues (default github-actions[bot], the workflow token's); "
+                             "only that login's issues with a series marker count as open alerts")
 
 
 def main(args) -> int:
@@ -42,7 +50,7 @@ def main(args) -> int:
     rows = build_rows(series, cfg.trends)
     recent = {"/".join(k): median(s.values()[-cfg.trends.confirm:]) for k, s in series.items() if s.points}
     try:
-        open_issues = issues.list_open(repo)
+        open_issues = issues.list_open(repo, args.author or issues.BOT)
     except issues.AlertError as e:
         if not args.dry_run:
             raise
@@ -51,6 +59,8 @@ def main(args) -> int:
         open_issues = []
     links = {"/".join(r.key): args.link for r in rows} if args.link else {}
     actions = alert.plan(rows, open_issues, cfg.trends.min_change, recent, links)
+    if not args.dry_run:
+        actions = _with_labels(repo, actions, issues)
     failed = 0
     for a in actions:
         if args.dry_run:
@@ -64,3 +74,18 @@ def main(args) -> int:
     print(f"bench alert: {len(actions)} action(s){' (dry run)' if args.dry_run else ''}, "
           f"{len(open_issues)} open alert issue(s) before", file=sys.stderr)
     return 1 if failed else 0
+
+
+def _with_labels(repo, actions, issues):
+    """The actions, each new issue keeping only the labels that exist (made
+    here when missing); one line per label the token could not make."""
+    wanted = {lb for a in actions if a.kind == "open" for lb in a.labels}
+    if not wanted:
+        return actions
+    have, failed = issues.ensure_labels(repo, wanted)
+    for name, why in sorted(failed.items()):
+        print(f"bench alert: cannot create label {name!r} ({why}); the issue opens without it and is still "
+              "found by its hidden marker, so none is opened twice. To label alerts, create it under "
+              "Issues > Labels, or see docs/security.md", file=sys.stderr)
+    return [dataclasses.replace(a, labels=tuple(lb for lb in a.labels if lb in have)) if a.kind == "open" else a
+            for a in actions]

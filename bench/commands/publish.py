@@ -5,8 +5,10 @@
                            [--expect-event EVENT] [--run-created-at TIME]] RECORD...
 
 Pipeline: load (each file through the publish gate, bench/records/guard.py:
-size and shape caps, strict JSON, the record contract, plain labels, dates,
-provenance) -> compute (where each admitted record goes on the branch) ->
+size and shape caps, strict JSON, the record contract, bounded numbers,
+plain labels, only the models and modes benchmarks.yaml (--config) names,
+dates, provenance and the artifact's name; then the caps per artifact and
+per run) -> compute (where each admitted record goes on the branch) ->
 write (one commit adding every new record, and appending them to the
 summary when the branch has one, pushed with retries on races).
 
@@ -31,8 +33,11 @@ Provenance (for the publish workflow, engineer WF): either
                         (RFC 3339, the run's created_at).
 A record may be dated at most 26 h after its run's created_at (or
 run_started_at, when a re-run started later; after now without either), and
-not before created_at; run.id must equal the run's id; run.repository, run.event and
-run.attempt must agree with the run when it names them.
+not before created_at; its run.night is the night of its run's created_at
+or the one before; run.id must equal the run's id; run.repository, run.event
+and run.attempt must agree with the run when it names them; with
+--provenance, its artifact folder must be named for its attempt, device and
+backend (`record-<run id>-<attempt>-<device>-<backend>`).
 
 Prints one line per record (added / already there) and the commit.
 Exit codes: 0 every record is on the branch (also when nothing was new);
@@ -47,10 +52,11 @@ import os
 import sys
 from pathlib import Path
 
+from bench import config
 from bench.commands.arguments import positive_int
 from bench.errors import EXIT_OK, EXIT_SOME_REFUSED, UsageError
-from bench.records.guard import Gate, Provenance, Refusal, admit, load_provenance, one_line
 from bench.records import summary as summary_store
+from bench.records.guard import Gate, Provenance, Refusal, admit_all, load_provenance, one_line
 from bench.records.record import RecordError, parse_time
 from bench.records.store import DEFAULT_BRANCH, PublishResult, Retry, publish, record_files
 
@@ -78,10 +84,7 @@ def main(args) -> int:
     gate = _gate(args)
     if args.provenance:  # it may sit in the download folder it describes: never a record
         files = [f for f in files if f.resolve() != Path(args.provenance).resolve()]
-    admitted, refused = [], []
-    for f in files:                                         # load: each file on its own
-        got = admit(f, gate)
-        (refused if isinstance(got, Refusal) else admitted).append(got)
+    admitted, refused = admit_all(files, gate)             # load: each file on its own, then the caps
     result = None
     if admitted:                                            # compute + write: one commit or none
         result = publish(admitted, args.repo, args.branch,
@@ -93,7 +96,7 @@ def main(args) -> int:
 
 def summary_files(read, new) -> dict[str, str]:
     """The summary's newest month(s) and coverage with `new` records appended
-    (bench/records/summary_store.py); nothing when the branch has no summary yet
+    (bench/records/summary.py); nothing when the branch has no summary yet
     (`bench summary` builds it; the readers use the records meanwhile).
     Reads only those files from the branch: a publish's cost does not grow
     with the history."""
@@ -126,6 +129,7 @@ def summary_files(read, new) -> dict[str, str]:
 
 
 def _gate(args) -> Gate:
+    cfg = config.load(args.config)  # the models and modes a record may name
     expect = (args.expect_repository, args.expect_event, args.run_created_at)
     if args.provenance and (args.expect_run_id or any(expect)):
         raise UsageError("--provenance and --expect-*/--run-created-at: expected one or the other")
@@ -133,13 +137,14 @@ def _gate(args) -> Gate:
         raise UsageError("--expect-repository, --expect-event and --run-created-at need --expect-run-id ID")
     try:
         if args.provenance:
-            return Gate(folders=load_provenance(args.provenance))
+            return Gate.named_by(cfg, folders=load_provenance(args.provenance))
         if args.expect_run_id:
             created = parse_time(args.run_created_at, "--run-created-at") if args.run_created_at else None
-            return Gate(every=Provenance(args.expect_run_id, args.expect_repository, args.expect_event, created))
+            return Gate.named_by(cfg, every=Provenance(args.expect_run_id, args.expect_repository,
+                                                       args.expect_event, created))
     except (RecordError, ValueError) as e:
         raise UsageError(str(e)) from None
-    return Gate()
+    return Gate.named_by(cfg)
 
 
 def report(result: PublishResult | None, refused: list[Refusal], files: int) -> None:

@@ -24,7 +24,8 @@ from bench.commands.arguments import positive_float, split_names
 from bench.errors import UsageError
 from bench.config import ConfigError
 from bench.measure.harness import Protocol
-from bench.measure.summary import progress_line, summary_table
+from bench.measure.child import backend_mode
+from bench.measure.summary import Eta, eta_line, progress_line, summary_table
 
 
 def add_arguments(parser):
@@ -36,9 +37,10 @@ def add_arguments(parser):
     parser.add_argument("--modes", nargs="+", default=None, help="modes, comma- or space-separated (default: all)")
     parser.add_argument("--out", default=".", help="folder for the record files (default: .)")
     parser.add_argument("--quick", action="store_true",
-                        help="harness.quick_workers worker processes of harness.quick_repeats shorter repeats "
-                             "(quick_min_repeat_seconds): enough workers for a median and a spread, in ~4 min "
-                             "for four backends here; the nightly uses harness.workers x harness.repeats")
+                        help="a demo, not the nightly's protocol: harness.quick_workers worker processes of "
+                             "harness.quick_repeats shorter repeats (quick_min_repeat_seconds), run at the same "
+                             "time where the device gives each worker its own CPUs (worker_cpus), disturbed "
+                             "workers flagged but not rerun; the nightly uses harness.workers x harness.repeats")
     parser.add_argument("--protocol", type=int, choices=(1, 2), default=2,
                         help="2 (default): worker processes, fixed work, disturbance reruns (bench/measure/pool.py); "
                              "1: one process per benchmark, as before")
@@ -105,12 +107,31 @@ def main(args) -> int:
     # compute + write, one backend at a time (each record is written as soon as it is complete),
     # holding the machine lock so no other bench run on this host overlaps
     written = []
+    eta = Eta(sum(_planned(cfg, label, models, modes, workers, sides, duet) for label in labels))
+    together = _together(args, device, workers)
     with lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True)):
-        for label in labels:
+        for index, label in enumerate(labels, 1):
+            place = (index, len(labels), eta)
             written += _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides,
-                                    install_log, run, host, findings, duet)
+                                    install_log, run, host, findings, duet, place, together)
     print("\n" + summary_table(written), file=sys.stderr, end="")
     return 0
+
+
+def _planned(cfg, label, models, modes, workers, sides, duet) -> int:
+    """How many benchmark runs (one worker, one benchmark) a backend's plan holds."""
+    module = _backend_module(cfg, cfg.backend(label))
+    runnable = sum(module.supports(backend_mode(mode)) for _ in models for mode in modes)
+    return runnable * (workers * len(sides) + (1 if duet else 0))  # a duet's calibration worker
+
+
+def _together(args, device, workers) -> int:
+    """How many workers run at the same time: with --quick on a device that pins
+    each worker to CPUs of its own (worker_cpus), as many as its CPUs hold; else 1."""
+    if not args.quick or args.ab or args.reference or not device.worker_cpus:
+        return 1
+    cpus = device.cpus or _available_cpus() or ()
+    return max(1, min(workers, len(cpus) // device.worker_cpus))
 
 
 def _sides(ab, ref=None) -> dict[str, str]:
@@ -163,7 +184,8 @@ def _available_cpus():
 
 
 def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides, install_log,
-                 run, host, findings, duet=None) -> list:
+                 run, host, findings, duet=None, place=(1, 1, None), together=1) -> list:
+    """One backend's record(s); place: (its index, how many backends, the run's Eta)."""
     backend = cfg.backend(label)
     module = _backend_module(cfg, backend)
     specs = [_spec(backend, device, m, mode, cfg, protocol) for m in models for mode in modes]
@@ -173,7 +195,7 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         def spawn(task, todo):
             cpus = schedule.duet_cpus(task, duet) if duet else _worker_cpus(task, device)
             return pool.spawn_worker(task, todo, timeout=timeout, python=sides[task.side], cpus=cpus,
-                                     echo=args.verbose)
+                                     echo=args.verbose, on_event=partial(_tell, label, task, workers, place))
 
         def progress(side, line):
             print(f"{label}/{device.label} {line}", file=sys.stderr, flush=True)
@@ -181,7 +203,7 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         done = pool.run_backend(specs, workers, spawn, sides=tuple(sides), supports=module.supports,
                                 install_error=runner.install_failed(install_log),
                                 unstable_limit=cfg.harness.unstable_spread, progress=progress,
-                                duet=duet is not None)
+                                duet=duet is not None, together=together, rerun=not args.quick)
     else:
         jobs = [runner.Job(s, timeout) for s in specs]
         done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
@@ -210,6 +232,24 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         print(path, flush=True)
         out[side] = rec
     return list(out.values())
+
+
+def _tell(label, task, workers, place, event: dict) -> None:
+    """One progress line per benchmark a worker starts: where the run is, and the time left."""
+    index, backends, eta = place
+    if eta is None:
+        return
+    if "done" in event:
+        eta.finished()
+        return
+    if "start" not in event:
+        return
+    eta.started(extra=task.rerun)
+    side = f"{task.side} " if task.side else ""
+    which = ("calibration worker" if task.calibration else
+             f"worker {task.worker + 1} (rerun)" if task.rerun else f"worker {task.worker + 1}/{workers}")
+    model, mode = event["start"]
+    print(eta_line(label, index, backends, side + which, model, mode, eta), file=sys.stderr, flush=True)
 
 
 def _record(args, backend, device, label, module, done, run, started, finished, install_log, host,

@@ -53,7 +53,7 @@ def run_info(environ: Mapping[str, str], now: datetime, token: str | None = None
 
 def _night(environ: Mapping[str, str]) -> dict:
     """{"night": "YYYY-MM-DD"} from BENCH_NIGHT (the workflow's setup job
-    decides the night once for every job of the run: scripts/night.py), or {}."""
+    decides the night once for every job of the run: `bench night`), or {}."""
     text = environ.get("BENCH_NIGHT", "")
     if not text:
         return {}

@@ -82,9 +82,11 @@ class WorkerOutcome:
 
 
 def spawn_worker(task: schedule.Task, specs: list[Spec], *, timeout: float, python: str = sys.executable,
-                 cpus=None, echo: bool = False, clock: Callable[[], float] = time.monotonic) -> WorkerOutcome:
+                 cpus=None, echo: bool = False, clock: Callable[[], float] = time.monotonic,
+                 on_event: Callable[[dict], None] = lambda event: None) -> WorkerOutcome:
     """Run one worker process; kill its process group when one benchmark
-    exceeds `timeout` seconds (measured from the worker's own start line)."""
+    exceeds `timeout` seconds (measured from the worker's own start line).
+    on_event: called with each of the worker's JSON lines as it appears (progress)."""
     from bench.measure.runner import oom_kill_count
 
     with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
@@ -106,9 +108,11 @@ def spawn_worker(task: schedule.Task, specs: list[Spec], *, timeout: float, pyth
                         proc.wait(timeout=POLL_SECONDS)
                         break
                     except subprocess.TimeoutExpired:
-                        n = len(_events(events_path))
-                        if n != seen:
-                            seen, since = n, clock()  # a new start or done line: the clock restarts
+                        new = _events(events_path)[seen:]
+                        if new:
+                            seen, since = seen + len(new), clock()  # a new start or done line: the clock restarts
+                            for event in new:
+                                on_event(event)
                         if clock() - since > timeout:
                             timed_out = True
                             _kill_group(proc)
@@ -281,9 +285,13 @@ class SideRun:
 def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: tuple[str, ...] = ("",),
                 supports: Callable[[str], bool] = lambda mode: True, install_error: str | None = None,
                 unstable_limit: float = 0.10, progress: Callable[[str, str], None] = lambda side, line: None,
-                duet: bool = False) -> dict[str, SideRun]:
+                duet: bool = False, together: int = 1, rerun: bool = True) -> dict[str, SideRun]:
     """Protocol 2 for one backend: {side: SideRun}, results in `specs` order.
-    duet: the A/B workers run as duets (schedule.duet), else in turns."""
+    duet: the A/B workers run as duets (schedule.duet), else in turns.
+    together: how many workers of one side run at the same time (`bench run --quick`
+    on a device that gives each its own CPUs: a demo, each of them calibrating its
+    own work); rerun: whether disturbed workers are rerun (--quick: no, they are
+    only flagged)."""
     keys = tuple((s.model, s.mode) for s in specs)
     by_key = {(s.model, s.mode): s for s in specs}
     series = {(side, k): _Series(by_key[k]) for side in sides for k in keys}
@@ -364,12 +372,12 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
 
     if duet and sides != ("a", "b"):
         raise ValueError(f"run_backend: duet needs the sides ('a', 'b'); got {sides!r}")
-    groups = (schedule.duet(runnable, workers) if duet else [(t,) for t in schedule.plan(runnable, workers, sides)]) \
-        if runnable else []
+    groups = (schedule.duet(runnable, workers) if duet else schedule.together(schedule.plan(runnable, workers, sides),
+                                                                              together)) if runnable else []
     for group in groups:
         run_group(group)
     fresh = {(side, k): flag(series[(side, k)]) for side in sides for k in runnable}
-    for group in (schedule.duet_reruns(fresh, workers, runnable) if duet else
+    for group in (() if not rerun else schedule.duet_reruns(fresh, workers, runnable) if duet else
                   [(t,) for t in schedule.reruns(fresh, workers, runnable, sides)]):
         run_group(group)
     for side in sides:

@@ -112,6 +112,14 @@ def plan(keys: tuple[tuple[str, str], ...], workers: int, sides: tuple[str, ...]
     return [Task(side, w, rotated(tuple(keys), w)) for w in range(workers) for side in sides]
 
 
+def together(tasks: list[Task], size: int) -> list[tuple[Task, ...]]:
+    """`tasks` in groups of up to `size` that run at the same time (plan's order;
+    size 1: one after the other)."""
+    if size < 1:
+        raise ValueError(f"together: size is {size!r}; expected a positive integer")
+    return [tuple(tasks[i:i + size]) for i in range(0, len(tasks), size)]
+
+
 def reruns(disturbed: dict[tuple[str, tuple[str, str]], int], workers: int,
            order: tuple[tuple[str, str], ...], sides: tuple[str, ...] = ("",)) -> list[Task]:
     """Extra worker processes that rerun disturbed workers once each.

@@ -4,7 +4,9 @@ summary table of every result. Pure text rendering."""
 from __future__ import annotations
 
 import statistics
-from typing import Iterable
+import threading
+import time
+from typing import Callable, Iterable
 
 from bench.records.extensions import reference_side
 from bench.records.record import RunRecord
@@ -50,6 +52,45 @@ def progress_line(backend: str, device: str, index: int, total: int, result: dic
         extra.append(f"{secs:.0f} s")
     tail = f" [{', '.join(extra)}]" if extra else ""
     return f"[{index}/{total}] {backend}/{device} {result['model']} {result['mode']}: {figure(result)}{tail}"
+
+
+class Eta:
+    """Progress of a whole `bench run`: how many benchmark runs (one worker's one
+    benchmark) are done of how many, and the time left at the average pace so far.
+
+    `total` is the plan (every backend's workers x its benchmarks); reruns of
+    disturbed workers add to it as they start. Safe to call from the threads of
+    workers that run at the same time."""
+
+    def __init__(self, total: int, clock: Callable[[], float] = time.monotonic):
+        if total < 0:
+            raise ValueError(f"Eta: total is {total!r}; expected a count >= 0")
+        self.total, self.done, self._clock, self._t0 = total, 0, clock, clock()
+        self._lock = threading.Lock()
+
+    def started(self, extra: bool = False) -> None:
+        """A benchmark started; `extra`: one the plan did not count (a rerun)."""
+        with self._lock:
+            self.total += extra
+
+    def finished(self) -> None:
+        with self._lock:
+            self.done += 1
+
+    def left(self) -> str:
+        """'~1m40s left', or 'estimating' before the first benchmark is done."""
+        with self._lock:
+            if not self.done:
+                return "time left: estimating"
+            seconds = (self._clock() - self._t0) / self.done * max(self.total - self.done, 0)
+        minutes, secs = divmod(round(seconds), 60)
+        return f"~{minutes}m{secs:02d}s left" if minutes else f"~{secs}s left"
+
+
+def eta_line(backend: str, index: int, backends: int, worker: str, model: str, mode: str, eta: Eta) -> str:
+    """'jax 2/4, worker 1/3, cnn/train: 14/36 done, ~1m40s left'."""
+    return (f"{backend} {index}/{backends}, {worker}, {model}/{mode}: "
+            f"{eta.done}/{eta.total} done, {eta.left()}")
 
 
 def summary_table(records: Iterable[RunRecord]) -> str:

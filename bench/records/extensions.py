@@ -1,4 +1,4 @@
-"""Types of the optional fields the record contract grew (README, "Run records").
+"""Types of the optional fields the record contract grew (docs/DESIGN.md, "Record contract extensions").
 
 The schema allows extra fields anywhere, so schema_version 1 does not say
 what type `run.protocol` or a result's `workers` must have; these checks do,
@@ -22,14 +22,31 @@ WORKER_STATUSES = ("ok", "failed")
 
 Check = Callable[[Any], bool]
 
+# Every number a result carries lies in [-LARGEST, LARGEST], and a nonzero
+# one is at least SMALLEST in size. Real figures sit far inside (samples/s,
+# ms, bytes up to a petabyte, unix seconds); the bounds keep every sum,
+# square, ratio and quantile the statistics take finite (1e308 + 1e308 is
+# inf, and a site index holding inf is not JSON).
+LARGEST = 1e15
+SMALLEST = 1e-12
+
+
+NUMBER = f"0 or a number in [{SMALLEST:g}, {LARGEST:g}]"  # how the forms below say it
+INTEGER = f"an integer in [0, {LARGEST:g}]"
+
+
+def bounded(v: float) -> bool:
+    """A finite number within the bounds above."""
+    return math.isfinite(v) and abs(v) <= LARGEST and (v == 0 or abs(v) >= SMALLEST)
+
 
 def _number(minimum: float = 0.0) -> Check:
     return lambda v: (isinstance(v, (int, float)) and not isinstance(v, bool)
-                      and math.isfinite(v) and v >= minimum)
+                      and bounded(v) and v >= minimum)
 
 
 def _integer(minimum: int) -> Check:
-    return lambda v: isinstance(v, int) and not isinstance(v, bool) and v >= minimum
+    return lambda v: isinstance(v, int) and not isinstance(v, bool) and minimum <= v <= LARGEST
 
 
 def _optional(check: Check) -> Check:
@@ -73,8 +90,8 @@ ENVIRONMENT: Mapping[str, tuple[Check, str]] = {
 }
 RESULT: Mapping[str, tuple[Check, str]] = {
     "steps_per_call": (_integer(1), "an integer >= 1"),
-    "setup_seconds": (_number(), "a finite number >= 0"),
-    "spread": (_number(), "a finite number >= 0"),
+    "setup_seconds": (_number(), NUMBER),
+    "spread": (_number(), NUMBER),
     "unstable": (_bool, "true or false"),
     "workers": (lambda v: isinstance(v, list), "a list of worker objects"),
     "latency": (lambda v: isinstance(v, dict), "an object with p50_ms, p90_ms, p99_ms, mean_ms, calls, path"),
@@ -83,43 +100,43 @@ RESULT: Mapping[str, tuple[Check, str]] = {
     "reference": (lambda v: isinstance(v, dict), "an object with value, ratio, pairs"),
 }
 WORKER: Mapping[str, tuple[Check, str]] = {
-    "value": (_optional(_number()), "a finite number >= 0 or null"),
-    "samples": (_numbers, "a list of finite numbers >= 0"),
+    "value": (_optional(_number()), f"{NUMBER}, or null"),
+    "samples": (_numbers, f"a list of numbers, each {NUMBER}"),
     "status": (lambda v: v in WORKER_STATUSES, f"one of {', '.join(WORKER_STATUSES)}"),
     "disturbed": (_bool, "true or false"),
     "calibration": (_bool, "true or false"),
     "alone": (_bool, "true or false"),
-    "timed_window": (_span, "[start, end] in unix seconds, start <= end"),
-    "host_peak_bytes": (_integer(0), "an integer >= 0"),  # this worker's peak RSS for the benchmark
-    "position": (_integer(0), "an integer >= 0"),  # benchmarks its process ran before this one
+    "timed_window": (_span, f"[start, end] in unix seconds, start <= end, each {NUMBER}"),
+    "host_peak_bytes": (_integer(0), INTEGER),  # this worker's peak RSS for the benchmark
+    "position": (_integer(0), INTEGER),  # benchmarks its process ran before this one
     # its fastest run of the reference workload (the canary), the host's speed (bench/analyse/host.py)
-    "reference_seconds": (_number(), "a finite number >= 0"),
+    "reference_seconds": (_number(), NUMBER),
     # since 2026-12-06: the median of its canaries around the kept timed repeats
-    "reference_median_seconds": (_number(), "a finite number >= 0"),
+    "reference_median_seconds": (_number(), NUMBER),
     "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
               'an object {"kind": str, "message": str}'),
 }
 LATENCY: Mapping[str, tuple[Check, str]] = {
-    **{k: (_optional(_number()), "a finite number >= 0 or null") for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms")},
-    "calls": (_integer(0), "an integer >= 0"),
+    **{k: (_optional(_number()), f"{NUMBER}, or null") for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms")},
+    "calls": (_integer(0), INTEGER),
     "path": (_string, "a string"),
-    "rounds": (_integer(0), "an integer >= 0"),  # workers v3 on: the timed rounds the calls came from
+    "rounds": (_integer(0), INTEGER),  # workers v3 on: the timed rounds the calls came from
 }
 MEMORY: Mapping[str, tuple[Check, str]] = {
-    "host_peak_bytes": (_optional(_integer(0)), "an integer >= 0 or null"),
-    "device_peak_bytes": (_optional(_integer(0)), "an integer >= 0 or null"),
+    "host_peak_bytes": (_optional(_integer(0)), f"{INTEGER}, or null"),
+    "device_peak_bytes": (_optional(_integer(0)), f"{INTEGER}, or null"),
     "unavailable": (_reasons, "a string or an object of strings {source: reason}"),
 }
 ENERGY: Mapping[str, tuple[Check, str]] = {
-    "joules_per_1000_samples": (_number(), "a finite number >= 0"),
+    "joules_per_1000_samples": (_number(), NUMBER),
     "unavailable": (_reasons, "a string (the reason) or an object of strings {source: reason}"),
 }
 
 # bench run --reference (bench/measure/reference.py): the reference build's
 # headline, this build's ratio to it pair by pair, and how many pairs.
 REFERENCE: Mapping[str, tuple[Check, str]] = {
-    "value": (_number(), "a finite number >= 0"),
-    "ratio": (_number(), "a finite number >= 0"),
+    "value": (_number(), NUMBER),
+    "ratio": (_number(), NUMBER),
     "pairs": (_integer(1), "an integer >= 1"),
 }
 

@@ -17,14 +17,32 @@ A file is refused when it
     the branch, so a path trick or two labels mapping to one name cannot
     happen; or a model or mode that is not printable ASCII (a look-alike
     letter would make a second series that reads the same);
-  - is dated (run.started_at or run.night) more than Limits.ahead after the
-    run it came from (its creation time), or after now when that is unknown:
-    a record dated 9999 would turn every series Stale;
+  - has a run.attempt that is not a JSON integer (1.0 would name a second
+    file beside attempt 1, and win), or a model or mode that benchmarks.yaml
+    does not name (Gate.models, Gate.modes: each one would be a new series,
+    and thousands of them overrun the site's build);
+  - is dated (run.started_at or run.night) more than Limits.late after the
+    run it came from (its creation time), or Limits.ahead after now when that
+    is unknown:
+    a record dated 9999 would turn every series Stale; or has a run.night
+    other than its run's own night (the UTC date it was created) or the one
+    before (a dispatch before 02:17 UTC is for last night): a record of
+    tonight must not rewrite a past night's point;
   - does not match its provenance: run.id must be the run the artifact came
     from (or, for the two records of a `bench run --reference`, that run's id
     with '-a'/'-b' and run.ab.id that run), and run.repository / run.event / run.attempt must agree with that
     run when given (Provenance, from `bench publish --provenance FILE` or
-    `--expect-run-id ID`).
+    `--expect-run-id ID`);
+  - (from a provenance file) lies in an artifact folder whose name does not
+    name it: the folder below the run's is the artifact, named
+    `<prefix>-<run id>-<attempt>-<device>-<backend>` by the workflow that
+    uploaded it (nightly.yml: record-...); a job can write any record into
+    its own artifact, so the record's attempt, device and backend must be the
+    job's. Otherwise the CPU box's job could publish the GPU's series first.
+
+admit_all takes a batch and also caps what one artifact and one run may add
+(Limits.artifact_*, run_*: files, bytes, series); every record of an artifact
+or run over a cap is refused, naming the cap.
 
 Provenance file, format 1 (written by the publish workflow from the GitHub
 API, one entry per downloaded artifact folder):
@@ -36,7 +54,7 @@ API, one entry per downloaded artifact folder):
 run_id is required; the rest is checked when present. A record file below
 no listed folder is refused. created_at and run_started_at are the API's
 fields: a re-run attempt starts later than its run was created, so a record
-may be dated up to Limits.ahead after the later of the two, and no earlier
+may be dated up to Limits.late after the later of the two, and no earlier
 than created_at.
 """
 
@@ -63,14 +81,19 @@ _SKEW = timedelta(minutes=10)  # a runner's clock a little behind GitHub's
 
 @dataclass(frozen=True)
 class Limits:
-    """Caps on one record file. Generous for a real record (a nightly record
-    is ~10 kB: a few results of 7 repeats, a worker list each); tight enough
-    that a hostile file cannot make the branch, the report or the site slow
-    or huge.
+    """Caps on one record file, and on what one artifact and one run may add
+    (admit_all). Generous for a real record (a nightly record is ~10 kB: a
+    few results of 7 repeats, a worker list each); tight enough that a
+    hostile file, or a flood of them, cannot make the branch, the report or
+    the site slow or huge.
 
-    ahead: how far after its run's creation a record may be dated. A day, as
-    issue 11 asks, plus two hours: GitHub lets a job wait 24 h in the queue
-    for an offline runner, and installing and benchmarking take a while.
+    ahead: how far after now a record without provenance may be dated (a
+    runner's clock ahead of ours; the readers use it too).
+    late: how far after its run's creation (or its newest attempt's start) a
+    record may be dated. Two days plus two hours: a job queued for an offline
+    self-hosted runner may wait up to 48 h before GitHub cancels it, and
+    installing and benchmarking take a while; a device that comes back inside
+    that window runs its queued job, and the record keeps its run's night.
     """
 
     file_bytes: int = 2 * 1024 * 1024
@@ -81,14 +104,29 @@ class Limits:
     attempts: int = 1000    # run.attempt; GitHub allows far fewer re-runs
     depth: int = 16
     ahead: timedelta = timedelta(hours=26)
+    late: timedelta = timedelta(hours=50)
+    # One artifact is one (device, backend) job: a record, and its reference
+    # build's two sides; a series is (backend, device, model, mode), a few
+    # models x modes x metrics. A run is one artifact per matrix entry.
+    # Generous for that; the site plots ~4 series a second, so thousands of
+    # new series would overrun the publish job.
+    artifact_files: int = 16
+    artifact_bytes: int = 16 * 1024 * 1024
+    artifact_series: int = 100
+    run_files: int = 256
+    run_bytes: int = 64 * 1024 * 1024
+    run_series: int = 1000
 
     def __post_init__(self):
-        for name in ("file_bytes", "results", "samples", "string_chars", "label_chars", "attempts", "depth"):
+        for name in ("file_bytes", "results", "samples", "string_chars", "label_chars", "attempts", "depth",
+                     "artifact_files", "artifact_bytes", "artifact_series", "run_files", "run_bytes", "run_series"):
             v = getattr(self, name)
             if not isinstance(v, int) or isinstance(v, bool) or v < 1:
                 raise ValueError(f"Limits.{name} is {v!r}; expected an integer >= 1")
-        if not isinstance(self.ahead, timedelta) or self.ahead < timedelta(0):
-            raise ValueError(f"Limits.ahead is {self.ahead!r}; expected a timedelta >= 0")
+        for name in ("ahead", "late"):
+            v = getattr(self, name)
+            if not isinstance(v, timedelta) or v < timedelta(0):
+                raise ValueError(f"Limits.{name} is {v!r}; expected a timedelta >= 0")
 
 
 @dataclass(frozen=True)
@@ -156,6 +194,13 @@ class Gate:
     now: datetime | None = None
     folders: Mapping[str, Provenance] = field(default_factory=dict)
     every: Provenance | None = None
+    models: frozenset[str] | None = None  # benchmarks.yaml's (None: any; bench publish always sets them)
+    modes: frozenset[str] | None = None
+
+    @classmethod
+    def named_by(cls, cfg, **kw) -> "Gate":
+        """A gate that takes only the models and modes config `cfg` names."""
+        return cls(models=frozenset(cfg.models), modes=frozenset(cfg.modes), **kw)
 
     def provenance(self, path: Path) -> tuple[Provenance | None, bool]:
         """(the run `path` came from, whether one was required)."""
@@ -163,9 +208,22 @@ class Gate:
             return self.every, True
         if not self.folders:
             return None, False
-        here = path.resolve()
-        best = max((f for f in self.folders if here.is_relative_to(f)), key=len, default=None)
+        best = self._folder(path)
         return (self.folders[best] if best else None), True
+
+    def artifact(self, path: Path) -> str | None:
+        """The artifact folder `path` came from, as 'name' (the first folder
+        below its provenance folder), or None: no provenance file, or the
+        file lies directly in the provenance folder."""
+        best = self._folder(path) if self.every is None else None
+        if best is None:
+            return None
+        parts = path.resolve().relative_to(best).parts
+        return parts[0] if len(parts) > 1 else None
+
+    def _folder(self, path: Path) -> str | None:
+        here = path.resolve()
+        return max((f for f in self.folders if here.is_relative_to(f)), key=len, default=None)
 
 
 def one_line(text: object) -> str:
@@ -298,14 +356,19 @@ def _labels(rec: RunRecord, gate: Gate, path: Path) -> str | None:
         if len(label) > n or not LABEL.fullmatch(label):
             return (f"field {where} is {shown(label, as_text=ascii)}; expected a label of letters, digits, '.', '_' and '-' "
                     f"starting with a letter or digit, at most {n} characters (it names the file on the branch)")
+    if type(rec.attempt) is not int:  # 1.0 passes the schema's "integer" and would name another file
+        return f"field run.attempt is {rec.attempt!r}; expected a JSON integer such as 1"
     if rec.attempt > gate.limits.attempts:
         return f"field run.attempt is {rec.attempt}; expected at most {gate.limits.attempts}"
     for i, r in enumerate(rec.data["results"]):
-        for name in ("model", "mode"):
+        for name, known in (("model", gate.models), ("mode", gate.modes)):
             label = r[name]
             if len(label) > n or not PRINTABLE.fullmatch(label) or label != label.strip():
                 return (f"field results[{i}].{name} is {shown(label, as_text=ascii)}; expected printable ASCII without "
                         f"leading or trailing spaces, at most {n} characters")
+            if known is not None and label not in known:
+                return (f"field results[{i}].{name} is {shown(label, as_text=ascii)}; expected one that "
+                        f"benchmarks.yaml names: {', '.join(sorted(known))}")
     return None
 
 
@@ -314,20 +377,29 @@ def _dates(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     if prov is not None and prov.run_started_at is not None and (prov.created_at is None
                                                                  or prov.run_started_at > prov.created_at):
         base, what = prov.run_started_at, f"its run's newest attempt started at {_fmt(prov.run_started_at)}"
+        window = gate.limits.late
     elif prov is not None and prov.created_at is not None:
         base, what = prov.created_at, f"its run was created at {_fmt(prov.created_at)}"
+        window = gate.limits.late
     else:
         base, what = (gate.now or datetime.now(timezone.utc)), "it is now " + _fmt(gate.now or datetime.now(timezone.utc))
-    latest = base + gate.limits.ahead
+        window = gate.limits.ahead
+    latest = base + window
     if rec.started_at > latest:
         return (f"field run.started_at is {_fmt(rec.started_at)}, after {_fmt(latest)}; {what}, and a record may "
-                f"be dated at most {_hours(gate.limits.ahead)} after that")
+                f"be dated at most {_hours(window)} after that")
     if "night" in rec.data["run"] and rec.night > latest.date():
         return (f"field run.night is {rec.night.isoformat()}, after {latest.date().isoformat()}; {what}, and a "
-                f"record may be dated at most {_hours(gate.limits.ahead)} after that")
+                f"record may be dated at most {_hours(window)} after that")
     if prov is not None and prov.created_at is not None and rec.started_at < prov.created_at - _SKEW:
         return (f"field run.started_at is {_fmt(rec.started_at)}, before its run was created "
                 f"({_fmt(prov.created_at)}); expected a record made by that run")
+    if prov is not None and prov.created_at is not None and "night" in rec.data["run"]:
+        own = prov.created_at.astimezone(timezone.utc).date()
+        if rec.night not in (own, own - timedelta(days=1)):
+            return (f"field run.night is {rec.night.isoformat()}; expected {own.isoformat()} or "
+                    f"{(own - timedelta(days=1)).isoformat()}, the night of its run (created "
+                    f"{_fmt(prov.created_at)}) or the one before")
     return None
 
 
@@ -346,6 +418,64 @@ def _origin(rec: RunRecord, gate: Gate, path: Path) -> str | None:
     if prov.run_attempt is not None and rec.attempt > prov.run_attempt:
         return (f"field run.attempt is {rec.attempt}; expected at most {prov.run_attempt}, "
                 "the attempts the run its artifact came from has had")
+    return _artifact_names_it(rec, gate, path, prov)
+
+
+def _artifact_names_it(rec: RunRecord, gate: Gate, path: Path, prov: Provenance) -> str | None:
+    """A record from a provenance file's folder must lie in the artifact its
+    own job uploaded: `<prefix>-<run id>-<attempt>-<device>-<backend>`."""
+    if not gate.folders or gate.every is not None:
+        return None
+    name = gate.artifact(path)
+    tail = f"{prov.run_id}-{rec.attempt}-{rec.device}-{rec.backend}"
+    if name is None:
+        return (f"lies in no artifact folder; expected it below a folder named "
+                f"'record-{tail}' (the artifact of the job that made it)")
+    if not re.fullmatch(r"[a-z]+(?:-[a-z]+)*-" + re.escape(tail), name):
+        return (f"its artifact is {shown(name, as_text=ascii)}, not the job of its run.attempt {rec.attempt}, "
+                f"target.device {shown(rec.device, as_text=ascii)} and target.backend "
+                f"{shown(rec.backend, as_text=ascii)}; expected an artifact named 'record-{tail}'")
+    return None
+
+
+def admit_all(paths, gate: Gate = Gate()) -> tuple[list[RunRecord], list[Refusal]]:
+    """Each file through `admit`, then the caps of one artifact and one run
+    (Limits.artifact_*, run_*): when a group of admitted records is over a
+    cap, every record of it is refused (which ones of a flood are genuine
+    cannot be told). Never raises."""
+    admitted, refused = [], []
+    for p in paths:
+        got = admit(p, gate)
+        (refused if isinstance(got, Refusal) else admitted).append(got)
+    lim = gate.limits
+    for what, key, caps in (
+            ("artifact", lambda r: gate.artifact(Path(r.source)) or str(Path(r.source).parent),
+             (lim.artifact_files, lim.artifact_bytes, lim.artifact_series)),
+            ("run", lambda r: _run_of(r, gate), (lim.run_files, lim.run_bytes, lim.run_series))):
+        groups: dict[str, list[RunRecord]] = {}
+        for r in admitted:
+            groups.setdefault(key(r), []).append(r)
+        over = {k: _over(rs, caps, what, k) for k, rs in groups.items()}
+        refused += [Refusal(r.source, over[key(r)]) for r in admitted if over[key(r)]]
+        admitted = [r for r in admitted if not over[key(r)]]
+    return admitted, refused
+
+
+def _run_of(rec: RunRecord, gate: Gate) -> str:
+    prov, _ = gate.provenance(Path(rec.source))
+    side = ab_side(rec.data)
+    return prov.run_id if prov is not None else side[0] if side else rec.run_id
+
+
+def _over(records: list[RunRecord], caps: tuple[int, int, int], what: str, name: str) -> str | None:
+    files, size, series = caps
+    n_bytes = sum(len(r.to_json().encode('utf-8')) for r in records)  # what the branch would gain
+    keys = {(r.backend, r.device, x["model"], x["mode"]) for r in records for x in r.data["results"]}
+    for count, cap, unit in ((len(records), files, "record files"), (n_bytes, size, "bytes of records"),
+                             (len(keys), series, "series")):
+        if count > cap:
+            return (f"its {what} {shown(name, as_text=ascii)} holds {count} {unit}; the cap is {cap} per {what}, "
+                    "so none of them is published")
     return None
 
 
@@ -365,4 +495,4 @@ def _hours(d: timedelta) -> str:
     return f"{d.total_seconds() / 3600:g} h"
 
 
-__all__ = ["Gate", "Limits", "Provenance", "Refusal", "admit", "load_provenance", "one_line"]
+__all__ = ["Gate", "Limits", "Provenance", "Refusal", "admit", "admit_all", "load_provenance", "one_line"]

@@ -22,6 +22,7 @@ from typing import Any, Mapping
 
 from bench.errors import BenchError, read_text
 from bench.records import atomic, extensions
+from bench.records.extensions import LARGEST, SMALLEST
 
 SCHEMA_VERSION = 1
 READABLE_VERSIONS = frozenset({1})
@@ -59,14 +60,21 @@ def _fast_check():
     return compile_schema(v.schema, v.format_checker)
 
 
+# RFC 3339's date-time (section 5.6), the schema's "format": "date-time":
+# datetime.fromisoformat alone also takes week dates, basic forms, a space,
+# minutes without seconds and offsets without a colon, which other readers
+# (the dashboard's Date.parse) read otherwise or not at all.
+_RFC3339 = re.compile(r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?(?:[Zz]|[+-]\d{2}:\d{2})", re.ASCII)
+
+
 def parse_time(text: str, where: str = "time") -> datetime:
-    """RFC 3339 to an aware UTC datetime ('Z' accepted)."""
+    """RFC 3339 to an aware UTC datetime ('Z' accepted); nothing else."""
+    if not isinstance(text, str) or not _RFC3339.fullmatch(text):
+        raise RecordError(f"{where} is {text!r}; expected an RFC 3339 date-time such as 2026-12-01T02:00:00Z")
     try:
-        t = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (TypeError, ValueError, AttributeError):
-        raise RecordError(f"{where} is {text!r}; expected an RFC 3339 date-time such as 2026-12-01T02:00:00Z") from None
-    if t.tzinfo is None:
-        raise RecordError(f"{where} is {text!r}; expected a UTC offset (e.g. a trailing Z)")
+        t = datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+    except ValueError:
+        raise RecordError(f"{where} is {text!r}; expected a real calendar date and time, RFC 3339") from None
     try:
         return t.astimezone(timezone.utc)
     except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the first representable UTC time
@@ -75,7 +83,7 @@ def parse_time(text: str, where: str = "time") -> datetime:
 
 def parse_night(text: Any, where: str = "night") -> date:
     """A night as written in run.night: 'YYYY-MM-DD' (UTC) to a date."""
-    if not isinstance(text, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+    if not isinstance(text, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text, re.ASCII):
         raise RecordError(f"{where} is {text!r}; expected a UTC night as YYYY-MM-DD such as 2026-12-01")
     try:
         return date.fromisoformat(text)
@@ -116,17 +124,20 @@ def validate(data: Any, source: str = "record") -> None:
         raise RecordError(f"{source}: field {field}: {e.message}")
     for i, r in enumerate(data["results"]):
         for name in ("value",):
-            if name in r and not math.isfinite(r[name]):
-                raise RecordError(f"{source}: field results[{i}].{name} is {r[name]!r}; expected a finite number > 0")
+            if name in r and not SMALLEST <= r[name] <= LARGEST:  # NaN and inf fail it too
+                raise RecordError(f"{source}: field results[{i}].{name} is {r[name]!r}; expected {_POSITIVE}")
         for j, s in enumerate(r.get("samples", [])):
-            if not math.isfinite(s) or s <= 0:
-                raise RecordError(f"{source}: field results[{i}].samples[{j}] is {s!r}; expected a finite number > 0")
+            if not SMALLEST <= s <= LARGEST:
+                raise RecordError(f"{source}: field results[{i}].samples[{j}] is {s!r}; expected {_POSITIVE}")
     parse_time(data["run"]["started_at"], f"{source}: field run.started_at")
     if "night" in data["run"]:
         parse_night(data["run"]["night"], f"{source}: field run.night")
     wrong = extensions.problem(data)  # optional contract fields of the wrong type
     if wrong:
         raise RecordError(f"{source}: {wrong}")
+
+
+_POSITIVE = f"a finite number in [{extensions.SMALLEST:g}, {extensions.LARGEST:g}]"
 
 
 def _field_path(path) -> str:

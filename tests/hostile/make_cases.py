@@ -10,8 +10,14 @@ tests one class. Expected outcomes (tests/test_hostile.py checks them):
   read     "ok"      bench report/site/compare read it (escaping its text)
            "skipped" they skip it with one line naming the file
 The gate runs with the provenance of run 4242 of keras-team/keras-nightly-bench
-(schedule, created 2026-11-30T02:17:00Z, attempt 1).
-Large cases (a 3 MB file, 100,000 nested lists) are made by the test itself.
+(schedule, created 2026-11-30T02:17:00Z, 2 attempts so far), each file in an artifact
+folder as collect-artifacts.sh downloads it: an admitted case in its own job's
+artifact (record-4242-1-dev-<name>-jax, its device renamed to match), every
+refused case in the artifact of BASE's job, record-4242-1-rtx-5070-ti-jax (so
+a case claiming another device, backend or attempt is a record in another
+job's artifact), and only the models and modes of bench/benchmarks.yaml.
+Large cases (a 3 MB file, 100,000 nested lists, a flood of files in one
+artifact) are made by the test itself.
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ BASE = {
 }
 INJECTION = ("x\n<!-- bench:table:end -->\n[click](http://evil.example) ![i](http://evil.example/x.png) "
              "<script>alert(1)</script> | @keras-team `code` $x$ \u202eevil")
+# GitHub math (colour, size) and issue references (a link, and a notification there)
+MATH_AND_REFERENCES = "$\\color{red}{\\huge x}$ see #1, evil/fork#2 and GH-3"
 
 
 def edit(**changes):
@@ -117,6 +125,10 @@ CASES = {
     "reference_seconds_is_string": (text(edit(**{"results.0.workers": [
         {"value": 1000.0, "samples": [1000.0], "status": "ok", "disturbed": False, "reference_seconds": "2ms"}]})),
         "refused", "field results[0].workers[0].reference_seconds is '2ms'", "skipped"),
+    "reference_median_seconds_is_negative": (text(edit(**{"results.0.workers": [
+        {"value": 1000.0, "samples": [1000.0], "status": "ok", "disturbed": False, "reference_seconds": 0.002,
+         "reference_median_seconds": -0.002}]})),
+        "refused", "field results[0].workers[0].reference_median_seconds is -0.002", "skipped"),
     "latency_p50_is_string": (text(edit(**{"results.0.latency": {"p50_ms": "fast"}})), "refused",
                               "field results[0].latency.p50_ms is 'fast'", "skipped"),
     "memory_negative_bytes": (text(edit(**{"results.0.memory": {"host_peak_bytes": -1}})), "refused",
@@ -128,9 +140,34 @@ CASES = {
     "night_not_a_date": (text(edit(**{"run.night": "yesterday"})), "refused", "run.night", "skipped"),
     "year_one_with_offset": (text(edit(**{"run.started_at": "0001-01-01T00:00:00+01:00"})), "refused",
                              "between years 1 and 9999", "skipped"),
+    # RFC 3339 only: Python's fromisoformat takes these, other readers do not
+    "started_at_week_date": (text(edit(**{"run.started_at": "2026-W48-1T02:20:00Z"})), "refused",
+                             "field run.started_at is '2026-W48-1T02:20:00Z'; expected an RFC 3339 date-time",
+                             "skipped"),
+    "started_at_without_seconds": (text(edit(**{"run.started_at": "2026-11-30T02:20Z"})), "refused",
+                                   "field run.started_at is '2026-11-30T02:20Z'; expected an RFC 3339", "skipped"),
+    "started_at_with_a_space": (text(edit(**{"run.started_at": "2026-11-30 02:20:00Z"})), "refused",
+                                "expected an RFC 3339 date-time", "skipped"),
+    "started_at_offset_without_colon": (text(edit(**{"run.started_at": "2026-11-30T02:20:00+0000"})), "refused",
+                                        "expected an RFC 3339 date-time", "skipped"),
+    # -- bounded numbers: every sum, quantile and ratio of the statistics stays finite
+    "huge_finite_value": (text(edit(**{"results.0.value": 1e308, "results.0.samples": [1e308, 1e308]})),
+                          "refused", "field results[0].value is 1e+308; expected a finite number in [1e-12, 1e+15]",
+                          "skipped"),
+    "huge_sample": (text(edit(**{"results.0.samples": [990.0, 1e16]})), "refused",
+                    "field results[0].samples[1] is 1e+16", "skipped"),
+    "subnormal_value": (text(edit(**{"results.0.value": 5e-324})), "refused", "field results[0].value is 5e-324",
+                        "skipped"),
+    "huge_reference_ratio": (text(edit(**{"results.0.reference": {"value": 990.0, "ratio": 1e308, "pairs": 5}})),
+                             "refused", "field results[0].reference.ratio is 1e+308", "skipped"),
+    "huge_worker_samples": (text(edit(**{"results.0.workers": [
+        {"value": 1000.0, "samples": [1e300, 1e300], "status": "ok", "disturbed": False}]})),
+        "refused", "field results[0].workers[0].samples is [1e+300, 1e+300]", "skipped"),
+    "huge_memory_bytes": (text(edit(**{"results.0.memory": {"host_peak_bytes": 10 ** 30}})), "refused",
+                          "field results[0].memory.host_peak_bytes is 10000000", "skipped"),
     # -- dates and provenance -----------------------------------------------------
     "dated_9999": (text(edit(**{"run.started_at": "9999-12-31T23:00:00Z"})), "refused",
-                   "run.started_at is 9999-12-31T23:00:00Z, after 2026-12-01T04:17:00Z", "skipped"),
+                   "run.started_at is 9999-12-31T23:00:00Z, after 2026-12-02T04:17:00Z", "skipped"),
     "night_9999": (text(edit(**{"run.night": "9999-12-31"})), "refused", "run.night is 9999-12-31", "skipped"),
     "before_its_run": (text(edit(**{"run.started_at": "2026-01-01T00:00:00Z"})), "refused",
                        "before its run was created", "ok"),
@@ -146,7 +183,36 @@ CASES = {
                          "run.repository is 'evil/fork'", "ok"),
     "pull_request_event": (text(edit(**{"run.event": "pull_request"})), "refused",
                            "run.event is 'pull_request'; expected 'schedule'", "ok"),
-    "attempt_not_yet_run": (text(edit(**{"run.attempt": 7})), "refused", "run.attempt is 7; expected at most 1", "ok"),
+    "attempt_not_yet_run": (text(edit(**{"run.attempt": 7})), "refused", "run.attempt is 7; expected at most 2", "ok"),
+    "attempt_is_float": (text(edit(**{"run.attempt": 1.0})), "refused",
+                         "field run.attempt is 1.0; expected a JSON integer", "ok"),
+    # -- the job that made it: device, backend and attempt against the artifact's name
+    "device_of_another_job": (text(edit(**{"target.device": "ryzen-5800x3d"})), "refused",
+                              "its artifact is 'record-4242-1-rtx-5070-ti-jax', not the job of its run.attempt 1, "
+                              "target.device 'ryzen-5800x3d' and target.backend 'jax'; expected an artifact named "
+                              "'record-4242-1-ryzen-5800x3d-jax'", "ok"),
+    "backend_of_another_job": (text(edit(**{"target.backend": "torch", "target.keras_backend": "torch"})),
+                               "refused", "expected an artifact named 'record-4242-1-rtx-5070-ti-torch'", "ok"),
+    "attempt_of_another_job": (text(edit(**{"run.attempt": 2})), "refused",
+                               "expected an artifact named 'record-4242-2-rtx-5070-ti-jax'", "ok"),
+    # the CPU box's job forging the GPU's point of tonight from the next morning
+    "next_day_forgery_for_tonight": (text(edit(**{"target.device": "ryzen-5800x3d",
+                                                  "run.started_at": "2026-12-01T01:00:00Z",
+                                                  "run.night": "2026-11-30"})), "refused",
+                                     "expected an artifact named 'record-4242-1-ryzen-5800x3d-jax'", "ok"),
+    # -- run.night: the run's own night or the one before, never a past night
+    "night_rewrites_a_past_night": (text(edit(**{"run.night": "2026-11-01"})), "refused",
+                                    "field run.night is 2026-11-01; expected 2026-11-30 or 2026-11-29, the night "
+                                    "of its run (created 2026-11-30T02:17:00Z) or the one before", "ok"),
+    "night_year_one": (text(edit(**{"run.night": "0001-01-01"})), "refused", "field run.night is 0001-01-01", "ok"),
+    "night_the_one_before": (text(edit(**{"run.night": "2026-11-29"})), "added", "", "ok"),
+    # -- only the models and modes benchmarks.yaml names
+    "model_not_in_benchmarks_yaml": (text(edit(**{"results.0.model": "resnet"})), "refused",
+                                     "field results[0].model is 'resnet'; expected one that benchmarks.yaml names: "
+                                     "cnn, mlp", "ok"),
+    "mode_not_in_benchmarks_yaml": (text(edit(**{"results.0.mode": "inference"})), "refused",
+                                    "field results[0].mode is 'inference'; expected one that benchmarks.yaml "
+                                    "names: latency, predict, train", "ok"),
     # -- labels: path tricks, look-alikes, invisible characters ----------------
     "device_65_characters": (text(edit(**{"target.device": "d" * 65})), "refused",
                              "at most 64 characters (it names the file on the branch)", "ok"),
@@ -170,9 +236,14 @@ CASES = {
                               "field results[0].mode", "ok"),
     # -- admitted: the outputs must escape their text ---------------------------
     "message_injection": (text(edit(**{"results.1.error.message": INJECTION})), "added", "", "ok"),
-    "model_with_dollars": (text(edit(**{"results.0.model": "cnn$x^2$"})), "added", "", "ok"),
-    "model_unbalanced_mathtext": (text(edit(**{"results.0.model": "a$b\\frac{"})), "added", "", "ok"),
-    "model_html": (text(edit(**{"results.0.model": "<img src=x onerror=alert(1)>"})), "added", "", "ok"),
+    "message_math_and_references": (text(edit(**{"results.1.error.message": MATH_AND_REFERENCES})), "added", "",
+                                    "ok"),
+    "model_with_dollars": (text(edit(**{"results.0.model": "cnn$x^2$"})), "refused",
+        "expected one that benchmarks.yaml names", "ok"),
+    "model_unbalanced_mathtext": (text(edit(**{"results.0.model": "a$b\\frac{"})), "refused",
+        "expected one that benchmarks.yaml names", "ok"),
+    "model_html": (text(edit(**{"results.0.model": "<img src=x onerror=alert(1)>"})), "refused",
+        "expected one that benchmarks.yaml names", "ok"),
     "unit_with_pipe_and_backtick": (text(edit(**{"results.0.unit": "s|`x`"})), "added", "", "ok"),
     "url_javascript": (text(edit(**{"run.url": "javascript:alert(1)"})), "added", "", "ok"),
     "url_other_repository": (text(edit(**{"run.url": "https://github.com/evil/fork/actions/runs/4242"})),
@@ -181,7 +252,6 @@ CASES = {
                        "added", "", "ok"),
     "keras_version_escape_sequence": (text(edit(**{"environment.keras_version": "3.16\u001b[2J\n::error::pwned"})),
                                       "added", "", "ok"),
-    "huge_finite_value": (text(edit(**{"results.0.value": 1e308, "results.0.samples": [1e308]})), "added", "", "ok"),
 }
 
 

@@ -1,9 +1,6 @@
-#!/usr/bin/env python3
-"""Post (or update) the sticky benchmark comment of a pull request.
+"""The pull-request benchmark's sticky comment (`bench comment pr`).
 
-    python scripts/pr-comment.py ARTIFACTS_DIR DATA_DIR
-
-pr-comment.yml's step, run by a `workflow_run` job after pr-bench.yml. The
+pr-comment.yml runs it in a `workflow_run` job after pr-bench.yml. The
 artifacts were written by pull-request code on a self-hosted runner, so they
 are untrusted data: nothing in them is executed or trusted until checked.
 
@@ -15,15 +12,10 @@ are untrusted data: nothing in them is executed or trusted until checked.
    comment), whose title "pr-bench #<pr> @ <sha>" comes from the default
    branch's workflow and its inputs, not from the PR: the artifact must claim
    that PR and that SHA, and the SHA must still be the PR's head;
-3. `bench compare --base DATA_DIR --head RECORD...` (markdown);
+3. `bench compare --base DATA_DIR --head RECORD...` (markdown), in a process
+   without the GitHub token;
 4. create or update the one comment that carries the hidden marker, written
-   by COMMENT_AUTHOR; the same text goes to the job summary.
-
-Environment: GITHUB_REPOSITORY, RUN_EVENT, RUN_HEAD_SHA, RUN_TITLE, RUN_URL
-(from github.event.workflow_run), GH_TOKEN for `gh`, GITHUB_STEP_SUMMARY,
-COMMENT_AUTHOR (default github-actions[bot]).
-Exit 0: commented, or nothing to comment on (no artifact). Exit 1: the
-artifact was refused (the reason is printed). Exit 2: usage.
+   by the bot.
 """
 
 from __future__ import annotations
@@ -36,20 +28,22 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO_ROOT))
-
-from bench.records import record as record_mod  # noqa: E402  (after the path tweak)
-from bench.compare.markdown import MARKER  # noqa: E402  (the sticky comment's hidden marker)
-from bench.present.escape import markdown as escape  # noqa: E402  (the one markdown escaper)
+from bench.ci.github import api_json, api_pages
+from bench.compare.markdown import MARKER  # the sticky comment's hidden marker
+from bench.errors import EXIT_NO, BenchError
+from bench.present.escape import markdown as escape  # the one markdown escaper
+from bench.records import record as record_mod
 
 PR_FILE = "pr.json"
 MAX_FILE_BYTES = 5 * 1024 * 1024  # a record is a few kB; refuse anything huge
 _SHA = re.compile(r"^[0-9a-f]{40}$")
 
 
-class Refused(Exception):
+class Refused(BenchError, ValueError):
     """The artifact does not check out; the message says why."""
+
+    label = "refused"
+    exit_code = EXIT_NO
 
 
 @dataclass(frozen=True)
@@ -58,30 +52,6 @@ class Artifact:
     head_sha: str
     records: tuple[Path, ...]
     rejected: tuple[str, ...]  # "file: reason" for each record left out
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 2:
-        print("usage: pr-comment.py ARTIFACTS_DIR DATA_DIR", file=sys.stderr)
-        return 2
-    artifacts, data = Path(argv[0]), Path(argv[1])
-    env = os.environ
-    try:
-        artifact = read_artifact(artifacts)
-        if artifact is None:
-            print(f"pr-comment: no {PR_FILE} below {artifacts}: the PR benchmark did not run; nothing to do")
-            return 0
-        repo = _need(env, "GITHUB_REPOSITORY")
-        verify(artifact, repo, env.get("RUN_EVENT", ""), env.get("RUN_HEAD_SHA", ""), env.get("RUN_TITLE", ""))
-        body = render(artifact, data, env.get("RUN_URL", ""))
-        url = upsert_comment(repo, artifact.pr, body, env.get("COMMENT_AUTHOR", "github-actions[bot]"))
-    except Refused as e:
-        print(f"pr-comment: refused: {e}", file=sys.stderr)
-        _summary(f"### PR benchmark comment not posted\n\n{e}\n")
-        return 1
-    print(f"pr-comment: {url}")
-    _summary(body)
-    return 0
 
 
 def read_artifact(folder: Path) -> Artifact | None:
@@ -132,7 +102,7 @@ def verify(artifact: Artifact, repo: str, event: str, run_head_sha: str, run_tit
     expected = f"pr-bench #{artifact.pr} @ {artifact.head_sha}"
     if run_title != expected:
         raise Refused(f"the run title is {run_title!r}; expected {expected!r} (the PR and SHA the artifact claims)")
-    pull = _gh_json(["api", f"repos/{repo}/pulls/{artifact.pr}"])
+    pull = api_json([f"repos/{repo}/pulls/{artifact.pr}"])
     pr_head = pull.get("head", {}).get("sha")
     if artifact.head_sha != pr_head:
         raise Refused(f"PR #{artifact.pr} has head {pr_head}; the artifact says {artifact.head_sha}")
@@ -140,11 +110,7 @@ def verify(artifact: Artifact, repo: str, event: str, run_head_sha: str, run_tit
 
 def render(artifact: Artifact, data: Path, run_url: str) -> str:
     """bench compare's markdown (starting with the marker) plus a footer."""
-    out = subprocess.run(
-        [sys.executable, "-m", "bench", "compare", "--base", str(data),
-         "--head", *map(str, artifact.records), "--format", "markdown"],
-        cwd=REPO_ROOT, capture_output=True, text=True, check=False,
-    )
+    out = compare(["--base", str(data), "--head", *map(str, artifact.records)])
     if out.returncode != 0:
         raise Refused(f"bench compare failed ({out.returncode}): {out.stderr.strip()[-2000:]}")
     body = out.stdout.strip()
@@ -166,58 +132,31 @@ def footer(head_sha: str, run_url: str, rejected: tuple[str, ...]) -> list[str]:
 
 def upsert_comment(repo: str, pr: int, body: str, author: str) -> str:
     """Update the author's comment that has the marker, or create it; its URL."""
-    comments = _gh_json_pages(["api", "--paginate", f"repos/{repo}/issues/{pr}/comments?per_page=100"])
-    mine = [c for c in comments
-            if MARKER in (c.get("body") or "") and (c.get("user") or {}).get("login") == author]
-    payload = json.dumps({"body": body})
+    comments = api_pages([f"repos/{repo}/issues/{pr}/comments?per_page=100"])
+    mine = [c for c in comments if isinstance(c, dict)
+            and MARKER in (c.get("body") or "") and (c.get("user") or {}).get("login") == author]
     if mine:
-        cid = mine[0]["id"]
-        done = _gh_json(["api", "-X", "PATCH", f"repos/{repo}/issues/comments/{int(cid)}", "--input", "-"], payload)
+        done = api_json(["-X", "PATCH", f"repos/{repo}/issues/comments/{int(mine[0]['id'])}"], {"body": body})
     else:
-        done = _gh_json(["api", "-X", "POST", f"repos/{repo}/issues/{pr}/comments", "--input", "-"], payload)
-    return str(done.get("html_url", ""))
+        done = api_json(["-X", "POST", f"repos/{repo}/issues/{pr}/comments"], {"body": body})
+    return str(done.get("html_url", "")) if isinstance(done, dict) else ""
 
 
-def _gh(args: list[str], stdin: str | None = None) -> str:
-    out = subprocess.run(["gh", *args], input=stdin, capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise Refused(f"gh {' '.join(args[:4])} failed ({out.returncode}): {out.stderr.strip()[-500:]}")
-    return out.stdout
+def compare(args: list[str]) -> subprocess.CompletedProcess:
+    """`bench compare ARGS --format markdown` in a process of its own, without
+    the GitHub token or any secret: it imports numpy and scipy, which need none."""
+    env = {k: v for k, v in os.environ.items() if k not in SECRETS}
+    return subprocess.run([sys.executable, "-m", "bench", "compare", *args, "--format", "markdown"],
+                          capture_output=True, text=True, check=False, env=env, cwd=PACKAGE_PARENT)
 
 
-def _gh_json(args: list[str], stdin: str | None = None) -> dict:
-    text = _gh(args, stdin)
-    try:
-        return json.loads(text)
-    except ValueError:
-        raise Refused(f"gh {' '.join(args[:4])}: expected JSON, got {text[:200]!r}") from None
+PACKAGE_PARENT = Path(__file__).resolve().parents[2]  # where `-m bench` finds this package
 
 
-def _gh_json_pages(args: list[str]) -> list:
-    """`gh api --paginate` prints one JSON array per page, back to back."""
-    text, items, pos = _gh(args), [], 0
-    decoder = json.JSONDecoder()
-    while pos < len(text):
-        if text[pos].isspace():
-            pos += 1
-            continue
-        page, pos = decoder.raw_decode(text, pos)
-        items += page if isinstance(page, list) else [page]
-    return items
+SECRETS = ("GH_TOKEN", "GITHUB_TOKEN", "README_DEPLOY_KEY")
 
 
-def _need(env, name: str) -> str:
+def need(env, name: str) -> str:
     if not env.get(name):
         raise Refused(f"environment variable {name} is not set; expected it from the workflow")
     return env[name]
-
-
-def _summary(text: str) -> None:
-    path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if path:
-        with open(path, "a", encoding="utf-8") as f:
-            f.write(text + "\n")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

@@ -1,36 +1,29 @@
-#!/usr/bin/env python3
-"""Markdown job summary of a benchmark job's records, on stdout.
+"""Markdown job summary of a benchmark job's records (`bench job-summary`).
 
-    python scripts/job-summary.py RECORDS_DIR >> "$GITHUB_STEP_SUMMARY"
-
-A benchmark job step (nightly.yml, pr-bench.yml). Standard library only: it
-runs with the runner's Python even when the job's environment failed to
-install. One table per record: model, mode, status, the headline value with
-its unit, and the failure kind and first line of its message. Prints a notice
-and exits 0 when there is no record, so the summary never fails a job.
+Standard library and the one markdown escaper only (like bench.cli and
+bench.errors): the verb runs with the runner's own Python even when the job's
+environment failed to install. Every text from a record (written where
+third-party code ran) goes through bench.present.escape.markdown.
+One table per record: model, mode, status, the headline value with its unit,
+and the failure kind and first line of its message; a notice when there is
+no record, so the summary never fails a job.
 """
 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
+
+from bench.present.escape import markdown as _cell  # the one markdown escaper
 
 NOTE_CHARS = 120  # a failure message's first line, cut to fit a table cell
 
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: job-summary.py RECORDS_DIR", file=sys.stderr)
-        return 2
-    folder = Path(argv[0])
+def summary(folder: Path) -> str:
+    """Every record of `folder` (*.json), or a notice that there is none."""
     paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not paths:
-        print(f"### No benchmark record\n\nNothing was written to `{folder}`; see the job log.\n")
-        return 0
-    print("\n".join(summarize(p) for p in paths))
-    return 0
-
+        return f"### No benchmark record\n\nNothing was written to `{folder}`; see the job log.\n"
+    return "\n".join(summarize(p) for p in paths)
 
 def summarize(path: Path) -> str:
     """One record as a heading, a line of versions and a results table."""
@@ -39,12 +32,12 @@ def summarize(path: Path) -> str:
         target, run, env = data["target"], data["run"], data.get("environment", {})
         results = data["results"]
     except (OSError, ValueError, KeyError, TypeError) as e:
-        return f"### {path.name}\n\nUnreadable record: {_cell(str(e))}\n"
+        return f"### {_cell(path.name)}\n\nUnreadable record: {_cell(str(e))}\n"
     lines = [
-        f"### {target['backend']} on {target['device']}",
+        f"### {_cell(target['backend'])} on {_cell(target['device'])}",
         "",
-        f"Keras {env.get('keras_version', '?')} ({env.get('keras_source', 'nightly')}), "
-        f"run {run['id']} attempt {run['attempt']}, record `{path.name}`",
+        f"Keras {_cell(env.get('keras_version') or '?')} ({_cell(env.get('keras_source') or 'nightly')}), "
+        f"run {_cell(run['id'])} attempt {_cell(run['attempt'])}, record {_cell(path.name)}",
         "",
         "| model | mode | status | value | note |",
         "|---|---|---|---|---|",
@@ -56,13 +49,11 @@ def summarize(path: Path) -> str:
     lines += ["", f"{ok} of {len(results)} benchmarks ok.", ""]
     return "\n".join(lines)
 
-
 def _value(result: dict) -> str:
     value = result.get("value")
     if result.get("status") != "ok" or not isinstance(value, (int, float)):
         return ""
     return f"{value:,.1f} {_cell(result.get('unit', 'samples/s'))}"
-
 
 def _note(result: dict) -> str:
     error = result.get("error") or {}
@@ -72,11 +63,3 @@ def _note(result: dict) -> str:
     text = f"{error.get('kind', '?')}: {first[0] if first else ''}".strip()
     return _cell(text[:NOTE_CHARS] + ("…" if len(text) > NOTE_CHARS else ""))
 
-
-def _cell(value) -> str:
-    """Text that cannot break out of a markdown table cell."""
-    return str(value).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
