@@ -84,7 +84,7 @@ from bench.present.table import Row, rows_to_json
 from bench.analyse import host
 from bench.analyse.envsummary import CHANGES
 from bench.analyse.summarised import quartiles
-from bench.analyse.series import Series, SeriesKey, in_table, metric_group
+from bench.analyse.series import Point, Series, SeriesKey, in_table, metric_group
 from bench.analyse.trends import BASELINE
 
 FORMAT = 2
@@ -226,13 +226,16 @@ def _env_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
     return {state: i for i, state in enumerate(states)}
 
 
-def _spread(point) -> dict:
+def _quartiles(p: Point) -> tuple[float, float, float] | None:
+    """A point read from the summary carries its samples' quartiles instead of the samples."""
+    return p.quartiles or quartiles(p.samples)
+
+
+def _spread(q: tuple[float, float, float] | None) -> dict:
     """{"spread": interquartile range over the median (a fraction), "iqr": [q1, q3]}
-    of a point's samples: robust both for 7 timed repeats and for a workers v2
-    record's 200 per-call latencies (whose tail the p99 series shows; v3 keeps
-    one p50 per round); nulls under 2 samples. A point read from the summary
-    carries the quartiles instead of the samples."""
-    q = None if point is None else point.quartiles or quartiles(point.samples)
+    from a point's samples' quartiles (summarised.quartiles: robust both for 7
+    timed repeats and for a workers v2 record's 200 per-call latencies, whose
+    tail the p99 series shows); nulls without them (under 2 samples)."""
     if q is None:
         return {"spread": None, "iqr": None}
     q1, mid, q3 = q
@@ -258,7 +261,7 @@ def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, i
         "change": _change(row, s),
         "plot": plot,
         "metric": metric_group(s.mode),
-        **_spread(s.points[-1] if s.points else None),
+        **_spread(_quartiles(s.points[-1]) if s.points else None),
     })
     return entry
 
