@@ -90,8 +90,8 @@ from bench.analyse.trends import BASELINE
 FORMAT = 2
 # The overview keeps each series' newest this many points: what the table's
 # charts and the small multiples show first. A chart that is opened loads the
-# rest (data/series/). At 10 years x 100 series the overview is ~0.5 MB
-# against 18 MB for every point (studies/bench_scale.py).
+# rest (data/series/). At 10 years x 100 series the overview is 0.21 MB
+# against 5.0 MB for every point twice before (studies/bench_scale.py).
 OVERVIEW_NIGHTS = 90
 TABLES = "data/tables.js"  # every run and environment the histories refer to, loaded with the first
 # The repository's gh-pages-template/, shipped inside the package as
