@@ -39,7 +39,9 @@ if [[ "$rc" -eq 0 ]]; then
   git clone --quiet ${depth[@]+"${depth[@]}"} --no-checkout --single-branch --branch "$branch" "$repo" "$dest"
   mapfile -t months < <(git -C "$dest" ls-tree -d --name-only HEAD runs/ | while read -r year; do
                           git -C "$dest" ls-tree -d --name-only HEAD "$year/"; done | sort | tail -n "${DATA_MONTHS:-2}")
-  git -C "$dest" sparse-checkout set summary ${months[@]+"${months[@]}"}
+  if [[ ${#months[@]} -gt 0 ]]; then  # no runs/YYYY/MM: not the layout the summary covers, so all of it
+    git -C "$dest" sparse-checkout set summary "${months[@]}"
+  fi
   git -C "$dest" checkout --quiet "$branch"
   echo "checkout-data: $branch at $(git -C "$dest" rev-parse --short HEAD) in $dest" \
        "(summary/ and the newest ${#months[@]} month(s) of runs/)" >&2

@@ -292,3 +292,26 @@ def test_a_record_outside_a_month_folder_makes_the_summary_stale_and_is_refused_
     capsys.readouterr()
     assert cli.main(["summary", "--data", str(data)]) == 2
     assert "runs/stray.json: a record file outside runs/YYYY/MM/" in capsys.readouterr().err
+
+
+def test_checkout_data_checks_out_the_summary_and_the_newest_months_and_the_report_reads_them_all(tmp_path, capsys):
+    work = write_data(rich_history(), tmp_path / "work")  # October, November and a rerun in them
+    assert cli.main(["summary", "--data", str(work)]) == 0
+    git("init", "-q", "-b", "gh-pages", cwd=work)
+    git("add", "-A", cwd=work)
+    git("commit", "-qm", "history", cwd=work)
+    bare = tmp_path / "data.git"
+    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(["bash", str(root / "scripts" / "checkout-data.sh"), str(tmp_path / "data")],
+                         env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DATA_REPO": f"file://{bare}",
+                              "DATA_MONTHS": "1"}, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    data = tmp_path / "data"
+    assert sorted(p.name for p in (data / "runs" / "2026").iterdir()) == ["11"]  # October left out
+    assert (data / "summary" / "coverage.json").is_file()
+    capsys.readouterr()
+    assert cli.main(["report", "--data", str(data), "--format", "json"]) == 0
+    got = capsys.readouterr()
+    assert cli.main(["report", "--data", str(work), "--format", "json"]) == 0
+    assert got.out == capsys.readouterr().out and "is stale" not in got.err
