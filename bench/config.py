@@ -130,8 +130,8 @@ class Trends:
     min_points: int = 5
     window: int = 10
     confirm: int = 3
-    min_change: float = 0.05
-    noise_factor: float = 3.0
+    min_change: float = 0.015
+    noise_factor: float = 4.0
     sparkline_points: int = 15
 
 

@@ -4,6 +4,17 @@
 # with the same backend into a virtual environment of its own, for
 # `bench run --reference` (scripts/run-bench.sh passes it on).
 #
+# Same backend means the same versions: everything the nightly's venv
+# (BENCH_VENV, made by install-backend.sh just before) holds, as `pip freeze`
+# lists it less Keras itself (keras, keras-nightly) and less what pip cannot
+# take as a constraint (editable installs, direct URLs), is written to
+# <log>.constraints.txt beside the log and passed as PIP_CONSTRAINT: the
+# reference gets the nightly's jax, torch, numpy ... or fails to install
+# (then the nightly runs alone, as below). With no nightly venv there is
+# nothing to take: it says so and installs unconstrained. `bench run
+# --reference` still refuses a ratio whose sides report different backend
+# or numpy versions (bench/measure/reference.py, mismatch).
+#
 # A nightly.yml job step, after install-backend.sh; scripts/local-nightly.sh
 # runs it too when BENCH_REFERENCE is set. Never in an A/B job (pr-bench.yml,
 # keras-ref.yml, bisect.yml): those compare two builds already.
@@ -34,7 +45,7 @@ if [[ -z "$reference" ]]; then
 fi
 # From benchmarks.yaml (bench/config.py checks it too): accept only a plain version.
 if [[ ! "$reference" =~ ^[0-9][0-9A-Za-z.+!-]*$ ]]; then
-  die "BENCH_REFERENCE is '$reference'; expected a keras-nightly version such as 3.13.0.dev2026110103"
+  die "BENCH_REFERENCE is '$reference'; expected a keras-nightly version such as 3.16.0.dev2026102704"
 fi
 venv="${BENCH_REFERENCE_VENV:-.bench-reference-venv}"
 log="${BENCH_REFERENCE_INSTALL_LOG:-}"
@@ -46,8 +57,23 @@ if [[ -n "${BENCH_INSTALL_LOG:-}" && "$log" == "$BENCH_INSTALL_LOG" ]]; then
   die "BENCH_REFERENCE_INSTALL_LOG is '$log', the nightly's BENCH_INSTALL_LOG; expected a log of its own"
 fi
 output="${log%.json}.out"
+constraints="${log%.json}.constraints.txt"
 tail_lines=30
 mkdir -p "$(dirname "$log")"
+
+nightly_python="${BENCH_VENV:-.bench-venv}/bin/python"
+if [[ -x "$nightly_python" ]] && "$nightly_python" -m pip freeze --disable-pip-version-check --exclude-editable \
+     > "$constraints.all" 2>/dev/null; then
+  # Less Keras (the one thing that differs), editable installs and direct URLs.
+  grep -v -i -E '^(keras|keras-nightly|keras_nightly)([=<>!~ @;]|$)|^-e |^#| @ ' "$constraints.all" > "$constraints" || true
+  rm -f "$constraints.all"
+  export PIP_CONSTRAINT="$PWD/$constraints"
+  [[ "$constraints" == /* ]] && export PIP_CONSTRAINT="$constraints"
+  echo "install-reference: constrained to the nightly's $(wc -l < "$constraints" | tr -d ' ') packages ($constraints)"
+else
+  rm -f "$constraints.all"
+  echo "install-reference: no nightly venv at ${BENCH_VENV:-.bench-venv} to take versions from; installing unconstrained"
+fi
 
 # The pinned version only: no git ref, and a real install (not the rehearsal's skip).
 if BENCH_VENV="$venv" BENCH_INSTALL_LOG="$log" BENCH_KERAS_VERSION="$reference" BENCH_KERAS_REF="" \

@@ -53,7 +53,10 @@ MODEL, MODE = "mlp", "train"
 WIDTH = 276  # 256 -> 276 hidden units: +9.9 % multiply-adds per sample
 GOALS = {"identical": ("unchanged", 20), "wider": ("slower", 19)}  # of 20
 
-SITECUSTOMIZE = f'''"""Test-only (studies/bench_ab_sensitivity.py): the MLP's hidden layers at {WIDTH} units."""
+def widen_site(width: int) -> str:
+    """A sitecustomize.py that builds the MLP with its two hidden layers at `width` units
+    (studies/ab_injection.py uses it too)."""
+    return f'''"""Test-only (studies/bench_ab_sensitivity.py): the MLP's hidden layers at {width} units."""
 import importlib.abc
 import importlib.machinery
 import sys
@@ -66,8 +69,8 @@ def build():
     from keras import layers
 
     inputs = keras.Input(shape=(784,), name="pixels")
-    x = layers.Dense({WIDTH}, activation="relu", name="dense1")(inputs)
-    x = layers.Dense({WIDTH}, activation="relu", name="dense2")(x)
+    x = layers.Dense({width}, activation="relu", name="dense1")(inputs)
+    x = layers.Dense({width}, activation="relu", name="dense2")(x)
     return keras.Model(inputs, layers.Dense(10, name="logits")(x), name="mlp")
 
 
@@ -88,6 +91,9 @@ class _Widen(importlib.abc.MetaPathFinder):
 
 sys.meta_path.insert(0, _Widen())
 '''
+
+
+SITECUSTOMIZE = widen_site(WIDTH)
 
 
 def make_b_python(folder: Path, widen: bool) -> Path:

@@ -1,15 +1,15 @@
 """How often `bench bisect` finds the slow commit, and in how many probes.
 
     .venv/bin/python studies/bisect_accuracy.py [--runs 20] [--commits 64] [--noise 0.02]
-                                                [--slowdown 0.10] [--pairs 7]
+                                                [--slowdown 0.10] [--pairs 40]
 
 Each run: a fresh stand-in history (tests/standin.py: a git repository of
 `--commits` commits after good; one, at a seeded random position, makes the
 package --slowdown slower and every later commit keeps it), then the real
-bisect (bench.compare.bisect) with the fake A/B runner: --pairs worker
-figures per side with Gaussian --noise per figure, judged by bench
-compare's paired rule (compare.min_change, compare.alpha from
-benchmarks.yaml). Prints each run and the totals; exits 1 when fewer than
+bisect (bench.compare.bisect) with the fake A/B runner: each probe is the
+confirm loop (bench.compare.confirm), adding worker pairs with Gaussian
+--noise per figure until DIFFERENT or SAME, at most --pairs
+(compare.min_change, compare.alpha from benchmarks.yaml). Prints each run and the totals; exits 1 when fewer than
 19 of 20 (95 %) are right or any run takes more than 1 + ceil(log2 n) probes.
 """
 
@@ -36,7 +36,7 @@ def main() -> int:
     p.add_argument("--commits", type=int, default=64)
     p.add_argument("--noise", type=float, default=0.02)
     p.add_argument("--slowdown", type=float, default=0.10)
-    p.add_argument("--pairs", type=int, default=7)
+    p.add_argument("--pairs", type=int, default=40, help="the most worker pairs per probe (the confirm loop adds them until it decides)")
     args = p.parse_args()
     settings = load().compare
     budget = 1 + math.ceil(math.log2(args.commits))
@@ -45,7 +45,7 @@ def main() -> int:
         for seed in range(args.runs):
             slow = random.Random(seed).randint(1, args.commits)
             commits = make_history(Path(tmp) / f"r{seed}", args.commits, slow, 1 + args.slowdown)
-            runner = FakeRunner(Path(tmp) / f"r{seed}", seed=seed, noise=args.noise, pairs=args.pairs,
+            runner = FakeRunner(Path(tmp) / f"r{seed}", seed=seed, noise=args.noise, max_pairs=args.pairs,
                                 settings=settings)
             state = b.State("standin/cpu/work/train", commits[0], commits[-1], tuple(commits[1:]))
             res = b.bisect(state, runner)

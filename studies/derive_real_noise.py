@@ -1,6 +1,6 @@
 """Derive tests/corpus/real_noise.json: night-to-night noise taken from real
-github-action-benchmark histories, for the labelled corpus's "real noise"
-kinds (tests/corpus/generate.py).
+github-action-benchmark histories, for the "real" noise kind of the status
+evaluation's streams (tests/corpus/streams.py, studies/status_eval.py).
 
     .venv/bin/python studies/derive_real_noise.py --realhist DIR [--out tests/corpus/real_noise.json]
 

@@ -201,6 +201,8 @@ def api(args: list[str], stdin: str) -> int:
     if parts[3:4] == ["issues"] and (len(parts) == 4 or (len(parts) == 5 and parts[4].isdigit())):
         query = next((a.split("?", 1)[1] for a in args if "?" in a), "")
         return issues(method, parts, stdin, query)
+    if parts[3:4] == ["issues"] and parts[5:] == ["labels"] and method == "POST":
+        return add_labels(parts[4], stdin)
     if parts[3:4] == ["issues"]:
         return comments(method, parts, stdin, paginate)
     return fail(f"fake gh: unsupported api call {args}")
@@ -290,6 +292,19 @@ def issues(method: str, parts: list[str], stdin: str, query: str) -> int:
         print(json.dumps(it))
         return 0
     return fail(f"fake gh: unsupported issues call {method} {parts}")
+
+
+def add_labels(number: str, stdin: str) -> int:
+    """POST repos/R/issues/<n>/labels {"labels": [...]}: added to issues/<n>.json (made if absent)."""
+    path = ROOT / "issues" / f"{number}.json"
+    path.parent.mkdir(exist_ok=True)
+    it = json.loads(path.read_text()) if path.exists() else {
+        "number": int(number), "title": "", "body": "", "state": "open", "labels": []}
+    have = [lb["name"] for lb in it["labels"]]
+    it["labels"] += [{"name": n} for n in json.loads(stdin)["labels"] if n not in have]
+    path.write_text(json.dumps(it))
+    print(json.dumps(it["labels"]))
+    return 0
 
 
 def fail(message: str) -> int:

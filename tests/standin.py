@@ -5,9 +5,9 @@ make_history(): a git repository of a one-file package `standin` with
 `n` commits after a root commit; commit `slow` (1-based: the slow commit is
 the slow-th after the root) sets SLOWDOWN = FACTOR, and every later commit
 keeps it. FakeRunner: reads SLOWDOWN at a commit (git show, the real
-history) and makes `pairs` worker figures per side: good ~ 1000 * (1 + N(0,
-noise)), probe ~ 1000 / SLOWDOWN * (1 + N(0, noise)) (throughput, bigger is
-better), then judges them with the real rule (probe_from_pairs).
+history) and is a pair source for the real confirm loop (probe_by_loop):
+each pair good ~ 1000 * (1 + N(0, noise)), probe ~ 1000 / SLOWDOWN * (1 +
+N(0, noise)) (throughput, bigger is better), as many as the loop asks for.
 """
 
 from __future__ import annotations
@@ -18,7 +18,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bench.config import Compare
-from bench.compare.bisect_probe import probe_from_pairs
+from bench.compare import confirm
+from bench.compare.bisect_probe import probe_by_loop
 
 T0 = datetime(2026, 11, 1, 0, 0, tzinfo=timezone.utc)
 
@@ -56,14 +57,19 @@ def slowdown_at(root: Path, commit: str) -> float:
 class FakeRunner:
     """probe(commit) -> Probe, measured by the fake A/B described above."""
 
-    def __init__(self, root: Path, seed: int = 0, noise: float = 0.02, pairs: int = 7,
-                 settings: Compare = Compare()):
-        self.root, self.rng, self.noise, self.pairs, self.settings = root, random.Random(seed), noise, pairs, settings
+    def __init__(self, root: Path, seed: int = 0, noise: float = 0.02, settings: Compare = Compare(),
+                 max_pairs: int = 40):
+        self.root, self.rng, self.noise, self.settings = root, random.Random(seed), noise, settings
+        self.max_pairs = max_pairs
         self.calls: list[str] = []
+        self.pairs_drawn = 0
 
     def __call__(self, commit: str):
         self.calls.append(commit)
         f = slowdown_at(self.root, commit)
-        good = [1000.0 * (1 + self.rng.gauss(0, self.noise)) for _ in range(self.pairs)]
-        probe = [1000.0 / f * (1 + self.rng.gauss(0, self.noise)) for _ in range(self.pairs)]
-        return probe_from_pairs(commit, good, probe, "bigger", self.settings)
+
+        def source(k):
+            self.pairs_drawn += k
+            return [(1000.0 * (1 + self.rng.gauss(0, self.noise)), 1000.0 / f * (1 + self.rng.gauss(0, self.noise)))
+                    for _ in range(k)]
+        return probe_by_loop(commit, source, confirm.plan_of(self.settings, max_pairs=self.max_pairs), "bigger")

@@ -130,7 +130,8 @@ def test_a_state_of_another_bisect_is_refused(tmp_path, history, capsys):
 
 
 def test_the_real_probe_reads_the_two_ab_records_and_judges_the_pairs(tmp_path):
-    from bench.compare.bisect_probe import probe_from_pairs, read_ab
+    from bench.compare.bisect_probe import probe_by_loop, read_ab
+    from bench.compare.confirm import plan_of
     from bench.config import Compare
 
     def record(side, values):
@@ -147,9 +148,12 @@ def test_the_real_probe_reads_the_two_ab_records_and_judges_the_pairs(tmp_path):
     (tmp_path / "b.json").write_text(json.dumps(record("b", slow)))
     sides = read_ab(tmp_path, "cnn", "train")
     assert sides["a"][2] is None and sides["better"] == "bigger"
-    p = probe_from_pairs("abc", sides["a"], sides["b"], "bigger", Compare())
-    assert p.verdict == "slower" and p.pairs == 6 and p.delta == pytest.approx(-0.1)
-    assert probe_from_pairs("abc", good, good[1:] + good[:1], "bigger", Compare()).verdict == "unchanged"
+    batch = [(a, b) for a, b in zip(sides["a"], sides["b"]) if a is not None]
+    # Batches of these 6 pairs until the loop decides: 10 % slower is DIFFERENT once p can pass.
+    p = probe_by_loop("abc", lambda k: batch[:k], plan_of(Compare()), "bigger")
+    assert p.verdict == "slower" and p.pairs == 12 and p.delta == pytest.approx(-0.1)
+    same = [(g, g * (1 + 0.001 * (-1) ** i)) for i, g in enumerate(good)]
+    assert probe_by_loop("abc", lambda k: (same * 3)[:k], plan_of(Compare()), "bigger").verdict == "unchanged"
 
 
 def test_a_midpoint_is_slow_when_nearer_bad_than_good():

@@ -2,6 +2,7 @@
 (latency p99, peak memory), with records built here."""
 
 import json
+import math
 import sys
 from datetime import timedelta
 
@@ -13,7 +14,7 @@ from bench.compare.head import head_from_records
 from bench.compare.verdicts import compare
 from bench.config import Compare
 from bench.records.record import RunRecord
-from tests.helpers import T0, make_record, ok
+from tests.helpers import T0, make_record, ok, write_data
 
 SETTINGS = Compare(nights=7, min_change=0.03, alpha=0.01)
 # Worker figures of one A/B run: the machine drifts from worker to worker
@@ -58,16 +59,36 @@ def test_five_percent_more_work_is_slower_by_pairs_but_not_without_them():
     assert (unpaired.verdict, unpaired.basis) == ("unchanged", "samples")
 
 
-def test_failed_and_disturbed_workers_leave_their_pair_out():
+def _broken_head(mode=None):
     head = side("b", 0.95)
     data = json.loads(head.to_json())
     workers = data["results"][0]["workers"]
     workers[2] = {"value": None, "samples": [], "status": "failed", "disturbed": False,
                   "error": {"kind": "crash", "message": "signal 9"}}
     workers[5]["disturbed"] = True
-    workers[6]["value"] *= 0.5  # a slowed worker nobody flagged: far off the other pairs
-    row = row_of(side("a", 1.0), RunRecord.from_dict(data, "b.json"))
-    assert (row.verdict, row.basis, row.head_n, row.pairs_left_out) == ("slower", "pairs", 5, 3)
+    workers[6]["value"] *= 1.5  # a pair far off the others, on the fast side: it stays in
+    if mode:
+        data["run"]["ab"]["mode"] = mode
+    return RunRecord.from_dict(data, "b.json")
+
+
+def test_a_failed_worker_leaves_its_pair_out_a_far_off_pair_stays_in():
+    # Taken in turns: the failed and the disturbed worker leave their pairs out;
+    # the far-off pair is kept, whatever its value (no outcome-based dropping).
+    row = row_of(side("a", 1.0), _broken_head())
+    assert (row.basis, row.head_n, row.pairs_left_out) == ("pairs", 6, 2)
+    # 6 pairs: the exact sign-flip test's smallest p is 2/64, so nothing can be called.
+    assert row.verdict == "unchanged" and row.detectable is None
+    assert row.reason == "6 pairs cannot reach p < 0.01 (the smallest p is 0.031)"
+    assert row.delta == pytest.approx(math.expm1(
+        (sum(math.log(0.95 * (1 + w)) for i, w in enumerate(WIGGLE) if i not in (2, 5, 6))
+         + math.log(0.95 * 1.5 * (1 + WIGGLE[6]))) / 6), rel=1e-9)
+
+
+def test_in_a_duet_a_disturbed_pair_counts():
+    # Both workers of a duet pair ran at once on one host: a disturbance reached both.
+    row = row_of(side("a", 1.0), _broken_head("duet"))
+    assert (row.head_n, row.pairs_left_out) == (7, 1)
 
 
 def test_too_few_pairs_fall_back_to_the_unpaired_test():
@@ -82,8 +103,9 @@ def test_two_sides_of_one_run_through_the_command(tmp_path, capsys):
     b.write_text(side("b", 0.90).to_json())
     assert cli.main(["compare", "--base", str(a), "--head", str(b), "--fail-on", "slower"]) == 1
     out = capsys.readouterr().out
-    assert ("| 🔴 slower | jax | local-cpu | mlp | train | 79.6k | 71.7k | -10.0% | -10.3% … -9.7% | ≥3.0% "
-            "| p=2.3e-12, 8 A/B worker pairs |") in out
+    # 8 pairs all on the slow side: the exact sign-flip test's smallest p, 2/256.
+    assert ("| 🔴 slower | jax | local-cpu | mlp | train | 79.6k | 71.7k | -10.0% | -10.4% … -9.6% | ≥3.0% "
+            "| p=0.0078, 8 A/B worker pairs |") in out
     assert "Rows marked A/B worker pairs pair worker i of the base with worker i of the head" in out
 
 
@@ -148,12 +170,13 @@ def test_sensitivity_simulation_draws_runs_from_measured_pairs(tmp_path, capsys,
             for name, f in (("a", 1.0), ("b", factor)):
                 (folder / f"{name}.json").write_text(side(name, f, ab_id=f"{case}-{i}").to_json())
     assert script.measured_pairs(tmp_path / "wider")[1] == 8
-    monkeypatch.setattr(sys, "argv", ["x", "simulate", "--records", str(tmp_path), "--workers", "5"])
+    # 8 pairs: the sign-flip test's smallest p (2/256) is below 0.01; with 5 (2/32) nothing can be called.
+    monkeypatch.setattr(sys, "argv", ["x", "simulate", "--records", str(tmp_path), "--workers", "8"])
     assert script.main() == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("identical: {'unchanged': 20} of 20 simulated runs of 5 worker pairs, drawn from "
+    assert out[0].startswith("identical: {'unchanged': 20} of 20 simulated runs of 8 worker pairs, drawn from "
                              "16 measured pairs")
-    assert out[1].startswith("wider: {'slower': 20} of 20 simulated runs of 5 worker pairs")
+    assert out[1].startswith("wider: {'slower': 20} of 20 simulated runs of 8 worker pairs")
 
 
 def test_reruns_pair_with_nothing_and_keep_the_round_order():
@@ -163,4 +186,64 @@ def test_reruns_pair_with_nothing_and_keep_the_round_order():
     workers[1]["disturbed"] = True
     workers.append({**workers[1], "disturbed": False, "rerun": True})  # run again at the end
     row = row_of(side("a", 1.0), RunRecord.from_dict(data, "b.json"))
-    assert (row.verdict, row.basis, row.head_n, row.pairs_left_out) == ("slower", "pairs", 7, 1)
+    assert (row.basis, row.head_n, row.pairs_left_out) == ("pairs", 7, 1)
+    # 7 pairs all on the slow side: p = 2/128 at best, so even 5 % cannot be called, and it says so.
+    assert (row.verdict, row.p_value, row.detectable) == ("unchanged", 2 / 128, None)
+
+
+# -- pr-bench: both sides in --head; past nights only as the fallback, like with like ----
+
+def test_head_records_holding_both_sides_are_compared_pair_by_pair_without_reading_nights(tmp_path, capsys):
+    data = write_data(NIGHTS, tmp_path / "data")  # latency nights: nothing in common with mlp/train
+    heads = []
+    for name, f in (("a", 1.0), ("b", 0.90)):
+        heads.append(tmp_path / f"{name}.json")
+        heads[-1].write_text(side(name, f).to_json())
+    assert cli.main(["compare", "--base", str(data), "--head", *map(str, heads), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"] == "side a of the same-machine A/B run ab-1"
+    [row] = out["benchmarks"]
+    assert (row["verdict"], row["basis"], row["head_n"]) == ("slower", "pairs", 8)
+
+
+def _night(day, value, *, duet, protocol=("workers", 12)):
+    run = {"protocol": {"name": protocol[0], "version": protocol[1]}}
+    if duet:
+        run["ab"] = {"id": f"n{day}", "side": "b", "python": "/v/bin/python", "mode": "duet", "reference": True}
+    return make_record([ok("mlp", "train", value, [value] * 5)], started_at=T0 + timedelta(days=day),
+                       run_id=f"n{day}-{duet}-{protocol[1]}", run=run)
+
+
+def test_past_nights_count_only_when_measured_like_the_head(tmp_path, capsys):
+    # Duet nights (beside a reference, half the CPUs each) read half a solo night's samples/s.
+    nights = ([_night(d, 40000.0 + 10 * d, duet=True) for d in range(7)]
+              + [_night(d, 80000.0 + 10 * d, duet=False) for d in range(7, 12)]
+              + [_night(d, 60000.0, duet=False, protocol=("single-process", 1)) for d in range(12, 14)])
+    data = write_data(nights, tmp_path / "data")
+    head = _night(20, 80030.0, duet=False)
+    data_head = json.loads(head.to_json())
+    data_head["environment"]["keras_source"] = "git"
+    path = tmp_path / "head.json"
+    path.write_text(json.dumps(data_head))
+    assert cli.main(["compare", "--base", str(data), "--head", str(path), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"].endswith("measured as workers 12, solo")
+    [row] = out["benchmarks"]
+    # Only the 5 solo workers-v12 nights: the head is one of them, not 2x faster than the duets.
+    assert (row["verdict"], row["base_runs"]) == ("unchanged", 5)
+
+
+def test_one_ab_run_per_backend_each_pairs_with_its_own_side_a(tmp_path, capsys):
+    heads = []
+    # Both 10 % slower: with 2 rows each row's BH level is 0.01 only when both are called.
+    for ab_id, backend, f in (("ab-1", "jax", 0.90), ("ab-2", "torch", 0.90)):
+        for name in ("a", "b"):
+            data = json.loads(side(name, f if name == "b" else 1.0, ab_id=ab_id).to_json())
+            data["target"].update(backend=backend, keras_backend=backend)
+            heads.append(tmp_path / f"{ab_id}-{name}.json")
+            heads[-1].write_text(json.dumps(data))
+    assert cli.main(["compare", "--base", str(tmp_path), "--head", *map(str, heads), "--format", "json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["baseline"] == "side a of the same-machine A/B runs ab-1, ab-2"
+    verdicts = {r["backend"]: (r["verdict"], r["basis"]) for r in out["benchmarks"]}
+    assert verdicts == {"jax": ("slower", "pairs"), "torch": ("slower", "pairs")}

@@ -40,7 +40,7 @@ EXPECTED = """\
 <!-- keras-nightly-bench:compare -->
 ### Benchmark comparison: 2 slower, 1 failed, 1 missing, 1 faster, 1 new, 3 unchanged
 
-Head against the last 7 nights of data. A change is called when the medians differ by at least 3% and p < 0.01 (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or base runs, a t test of the head as one more of them); the interval is a 99% bootstrap interval of the change; "sees" is the smallest slowdown it could have called. Every rule is listed below. Rows marked A/B worker pairs pair worker i of the base with worker i of the head (they ran back to back): a paired t test of the log ratios and its interval.
+Head against the last 7 nights of data. A change is called when the medians differ by at least 3% and p < 0.01, shared across the rows by Benjamini–Hochberg (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or base runs, a t test of the head as one more of them); the interval is a 99% bootstrap interval of the change; "sees" is the smallest slowdown it could have called. Every rule is listed below. Rows marked A/B worker pairs pair worker i of the base with worker i of the head (they ran back to back): an exact sign-flip permutation test of the log ratios and the interval it inverts to.
 
 ⚠️ too few repeats to see 3% in jax/local-cpu/mlp/train: it could call only changes of 3.1% or more  
 ⚠️ too few repeats to see 3% in jax/rtx-5070-ti/cnn/train: it could call only changes of 6.1% or more  
@@ -70,7 +70,7 @@ Head against the last 7 nights of data. A change is called when the medians diff
 
 </details>
 
-<details><summary>Rules (9)</summary>
+<details><summary>Rules (10)</summary>
 
 1. dips: a repeat, night or base run more than 10% and 5 robust sigmas worse than its group's median is left out first (a disturbed machine, not Keras)
 2. values: the head's repeats are tested against one value per night or base run; when there are fewer than 3 of those, or too few for the test to ever reach p < 0.01, every base repeat stands in; when even that cannot (3 repeats against 3: the smallest p is 0.1), nothing can be called
@@ -78,9 +78,10 @@ Head against the last 7 nights of data. A change is called when the medians diff
 4. test: p < 0.01 in a two-sided Mann-Whitney U test of the head's repeats against those values
 5. ordinary run: given 3 or more nights or base runs, p < 0.01 also in a t test of the head's median as one more of them (log scale): a run's repeats share its night, so only runs show the run-to-run spread
 6. interval: the 99% bootstrap interval of the change (ratio of the medians) lies wholly on one side of 0, so the interval shown never contradicts the verdict
-7. A/B pairs: when base and head are the two sides of one `bench run --ab` run, worker i of one side is paired with worker i of the other; the test and interval are a paired t test of the log ratios (p < 0.01, its 99% interval); a failed, disturbed or far-off pair is left out
+7. A/B pairs: when base and head are the two sides of one `bench run --ab` run, worker i of one side is paired with worker i of the other; the test is an exact sign-flip permutation test of the pairs' log ratios and the interval the shifts it does not reject at 0.01; a pair is left out only when a worker failed (or, taken in turns, was disturbed), never for its value
 8. one-value metrics (latency p99, peak memory; better: smaller): the size rule and the ordinary-run test with its 99% prediction interval; with fewer than 3 nights or base runs they are shown, not called
-9. seeing: per benchmark, the smallest slowdown these rules could have called with these values and this noise; when that is more than 3% (or none at all) the comparison says so: too few repeats to see it
+9. many rows: the p-values of all tested rows of one comparison are held to Benjamini–Hochberg at 0.01: each row's p must be below 0.01 x R / m (m rows tested, R the rows BH calls counting this one), so when nothing changed, the chance that any row is called stays at most 0.01
+10. seeing: per benchmark, the smallest slowdown these rules could have called with these values and this noise; when that is more than 3% (or none at all) the comparison says so: too few repeats to see it
 
 </details>
 """
@@ -98,10 +99,10 @@ def test_markdown_without_rows_or_differences():
         "<!-- keras-nightly-bench:compare -->\n"
         "### Benchmark comparison: nothing to compare\n\n"
         "Head against the 2 base records. A change is called when the medians differ by at least 5% and "
-        "p < 0.05 (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or "
+        "p < 0.05, shared across the rows by Benjamini–Hochberg (two-sided Mann–Whitney U test of the head's repeats and, given 3 or more nights or "
         "base runs, a t test of the head as one more of them); the interval is a 95% bootstrap interval "
         "of the change; \"sees\" is the smallest slowdown it could have called. Every rule is listed below.\n\n"
-        "\n<details><summary>Rules (9)</summary>\n\n"
+        "\n<details><summary>Rules (10)</summary>\n\n"
         "1. dips: a repeat, night or base run more than 10% and 5 robust sigmas worse than its group's median "
         "is left out first (a disturbed machine, not Keras)\n")
     assert "3. size: the medians must differ by at least 5%\n" in text

@@ -127,21 +127,71 @@ def test_interval_with_one_value_on_a_side_resamples_the_other():
     assert stats.ratio_interval([90.0], [100.0], 0.01) == pytest.approx((-0.1, -0.1))
 
 
-def test_paired_comparison_is_a_t_test_of_the_log_ratios():
-    base = [100.0, 90.0, 110.0, 95.0, 105.0]
-    head = [b * r for b, r in zip(base, (0.95, 0.96, 0.94, 0.95, 0.955))]
+def test_paired_comparison_is_a_sign_flip_test_of_the_log_ratios():
+    base = [100.0, 90.0, 110.0, 95.0, 105.0, 98.0, 102.0, 97.0, 101.0]
+    ratios = (0.95, 0.96, 0.94, 0.95, 0.955, 0.97, 1.01, 0.945, 0.96)
+    head = [b * r for b, r in zip(base, ratios)]
     c = stats.compare_pairs(head, base, 0.01)
-    logs = [math.log(r) for r in (0.95, 0.96, 0.94, 0.95, 0.955)]
+    logs = [math.log(r) for r in ratios]
     sp = pytest.importorskip("scipy.stats")
-    ref = sp.ttest_1samp(logs, 0.0)
-    assert c.p_value == pytest.approx(ref.pvalue) and c.p_value < 0.001
-    assert c.delta == pytest.approx(math.exp(sum(logs) / 5) - 1)
-    assert -0.07 < c.interval[0] < c.delta < c.interval[1] < -0.03
-    assert (c.base_n, c.head_n) == (5, 5)
-    same = stats.compare_pairs(base, base, 0.01)  # no spread at all
+    np = pytest.importorskip("numpy")
+    ref = sp.permutation_test((np.array(logs),), lambda x, axis=-1: np.mean(x, axis=axis),
+                              permutation_type="samples", n_resamples=2 ** 9, vectorized=True)
+    # 1 pair of 9 on the other side: 2 of 512 patterns are that far (all slow, and this one)... by hand:
+    assert c.p_value == pytest.approx(ref.pvalue) and c.p_value == pytest.approx(4 / 512)
+    assert c.delta == pytest.approx(math.exp(sum(logs) / 9) - 1)
+    assert c.interval[0] < c.delta < c.interval[1] < 0
+    assert (c.base_n, c.head_n) == (9, 9)
+    same = stats.compare_pairs(base, base, 0.01)  # every pair even
     assert (same.p_value, same.delta, same.interval) == (1.0, 0.0, (0.0, 0.0))
     with pytest.raises(ValueError, match="3 head and 2 base; expected the same number"):
         stats.compare_pairs([1.0, 1, 1], [1.0, 1], 0.01)
+
+
+def test_the_interval_is_the_shifts_the_test_does_not_reject():
+    rng = random.Random(7)
+    logs = [rng.gauss(-0.03, 0.02) for _ in range(10)]
+    lo, hi = stats.sign_flip_interval(logs, 0.01)
+    inside = [x - (lo + 1e-4) for x in logs], [x - (hi - 1e-4) for x in logs]
+    outside = [x - (lo - 1e-4) for x in logs], [x - (hi + 1e-4) for x in logs]
+    assert all(stats.sign_flip_p(v) >= 0.01 for v in inside)
+    assert all(stats.sign_flip_p(v) < 0.01 for v in outside)
+    # Too few pairs to reach the level at all: the interval is unbounded, not made up.
+    assert stats.sign_flip_interval(logs[:6], 0.01) == (-math.inf, math.inf)
+
+
+def test_sign_flip_is_exact_to_16_pairs_and_drawn_beyond():
+    assert stats.sign_flip_min_p(8) == 2 / 256 and stats.sign_flip_min_p(7) == 2 / 128
+    assert stats.sign_flip_p([0.01] * 16) == 2 / 2 ** 16
+    drawn = stats.sign_flip_p([0.01] * 20)  # Monte Carlo: (hits + 1) / (draws + 1), never 0
+    assert 0 < drawn <= 3 / (stats.SIGN_FLIP_DRAWS + 1)
+    assert stats.sign_flip_p([0.01] * 20) == drawn  # seeded
+
+
+def test_sign_flip_false_calls_stay_at_alpha_on_made_up_pairs():
+    # Labels from how the pairs are built: no change, heavy-tailed noise (a t with 2
+    # degrees of freedom, where a t test's level is off), 8 pairs, 400 comparisons.
+    rng = random.Random(11)
+    calls = 0
+    for _ in range(400):
+        logs = [0.02 * rng.gauss(0, 1) / math.sqrt(rng.gammavariate(1.0, 1.0)) for _ in range(8)]
+        calls += stats.sign_flip_p(logs) < 0.01
+    assert calls <= 8  # alpha 1 % of 400 is 4; exact, so only chance lifts it
+
+
+def test_bh_levels_by_hand():
+    # p = 0.001, 0.008, 0.039, 0.041, 0.042, 0.06 at alpha 0.05, m = 6: BH calls the first
+    # two (0.008 <= 0.05 * 2 / 6), not the third (0.039 > 0.025)...
+    ps = [0.001, 0.008, 0.039, 0.041, 0.042, 0.06]
+    levels = stats.bh_levels(ps, 0.05)
+    assert [p <= lv for p, lv in zip(ps, levels)] == [True, True, False, False, False, False]
+    assert levels[0] == pytest.approx(0.05 * 2 / 6) and levels[2] == pytest.approx(0.05 * 3 / 6)
+    sp = pytest.importorskip("scipy.stats")
+    called = sp.false_discovery_control(ps, method="bh") <= 0.05
+    assert [p <= lv for p, lv in zip(ps, levels)] == list(called)
+    assert stats.bh_levels([0.3], 0.01) == (0.01,)  # one row: its own alpha
+    with pytest.raises(ValueError, match="p-value 1.5"):
+        stats.bh_levels([1.5], 0.01)
 
 
 def test_u_critical_scale_is_where_the_u_test_first_reaches_alpha():

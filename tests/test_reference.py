@@ -53,9 +53,25 @@ def test_attach_gives_each_paired_ok_result_its_block_and_never_moves_the_value(
     assert "reference" not in out[1] and "reference" not in out[2]  # the reference failed; the build failed
 
 
+def test_sides_with_other_backend_or_numpy_versions_get_no_ratio_and_say_why():
+    same = [{"versions": {"jax": "0.8.1", "jaxlib": "0.8.1"}, "numpy_version": "2.3.4"}]
+    assert reference.mismatch(same, same) is None
+    other_numpy = [{"versions": {"jax": "0.8.1", "jaxlib": "0.8.1"}, "numpy_version": "2.2.0"}]
+    other_jax = [{}, {"versions": {"jax": "0.8.0", "jaxlib": "0.8.1"}, "numpy_version": "2.3.4"}]
+    assert reference.mismatch(other_numpy, same) == "numpy 2.2.0 on the reference, 2.3.4 on the nightly"
+    assert reference.mismatch(other_jax, same) == "jax 0.8.0 on the reference, 0.8.1 on the nightly"
+    assert reference.mismatch([], same) is None  # a side that reported nothing: its own failure says why
+    ref = [ok("mlp", "train", 100.0, workers=workers(100.0, 100.0))]
+    build = [ok("mlp", "train", 95.0, workers=workers(90.0, 100.0)), failed("mlp", "predict")]
+    out = reference.attach(ref, build, refused=reference.mismatch(other_numpy, same))
+    assert "reference" not in out[0] and out[0]["value"] == 95.0
+    assert out[0]["reference_refused"] == "numpy 2.2.0 on the reference, 2.3.4 on the nightly"
+    assert "reference_refused" not in out[1]
+
+
 # -- bench run --reference ----------------------------------------------------------
 
-def _fake_pool(monkeypatch, a_value, b_value, keras=("3.12.0", "3.16.0.dev2026120302")):
+def _fake_pool(monkeypatch, a_value, b_value, keras=("3.12.0", "3.16.0.dev2026120302"), numpy=("2.3.4", "2.3.4")):
     from bench.commands import run as run_cmd
     from bench.measure import pool
 
@@ -70,7 +86,8 @@ def _fake_pool(monkeypatch, a_value, b_value, keras=("3.12.0", "3.16.0.dev202612
         value = a_value if task.side == "a" else b_value
         events = ({"start": [s.model, s.mode]}, {"done": [s.model, s.mode], "payload": {"result": dict(
             ok(s.model, s.mode, value), steps_per_call=s.steps or 9),
-            "environment": {"keras_version": keras[task.side == "b"]}}})
+            "environment": {"keras_version": keras[task.side == "b"], "versions": {"jax": "0.8.1"},
+                            "numpy_version": numpy[task.side == "b"]}}})
         return pool.WorkerOutcome(0, False, 1.0, events, timeout=timeout)
 
     monkeypatch.setattr(pool, "spawn_worker", spawn_worker)
@@ -95,10 +112,23 @@ def test_a_reference_run_pairs_the_builds_and_this_builds_record_carries_the_rat
     assert b.data["run"]["ab"]["reference"] is True and a.data["run"]["ab"]["reference"] is True
     assert b.data["run"]["ab"]["reference_keras_version"] == "3.12.0"
     assert b.data["results"][0]["value"] == 90.0  # the headline, never rescaled
-    assert b.data["results"][0]["reference"] == {"value": 100.0, "ratio": 0.9, "pairs": 8}
+    assert b.data["results"][0]["reference"] == {"value": 100.0, "ratio": 0.9, "pairs": 8, "log_se": 0.0}
     assert "reference" not in a.data["results"][0]
     assert "8 workers, 0.900x the reference (8 pairs)" in err
     assert "the reference build: 9 workers" in err  # its calibration worker and 8 pairs
+
+
+def test_a_reference_run_whose_sides_differ_in_numpy_records_the_refusal(tmp_path, monkeypatch):
+    ref_python = tmp_path / "ref" / "bin" / "python"
+    ref_python.parent.mkdir(parents=True)
+    ref_python.symlink_to(sys.executable)
+    _fake_pool(monkeypatch, 100.0, 90.0, numpy=("2.2.0", "2.3.4"))
+    assert cli.main(["run", "--backend", "jax", "--models", "mlp", "--modes", "predict", "--out", str(tmp_path),
+                     "--reference", str(ref_python)]) == 0
+    b = next(r for r in map(record.load, tmp_path.glob("*.json")) if r.data["run"]["ab"]["side"] == "b")
+    result = b.data["results"][0]
+    assert "reference" not in result and result["value"] == 90.0
+    assert result["reference_refused"] == "numpy 2.2.0 on the reference, 2.3.4 on the nightly"
 
 
 def test_reference_and_ab_together_or_a_missing_reference_python_get_one_line(tmp_path, capsys):

@@ -65,7 +65,7 @@ def test_show_prints_the_nights_with_marks(data, capsys):
     assert cli.main(["show", "jax/local-cpu/b/train", "--data", str(data)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == ("jax/local-cpu/b/train: Regressed, 25 nights, samples/s (bigger is better); "
-                        "level 850, noise band ±5.0%")
+                        "level 850, noise band ±3.8%")
     assert lines[1].split() == ["NIGHT", "VALUE", "Δ", "PREV", "KERAS", "COMMIT", "HOST", "MARK"]
     assert lines[2].split() == ["2026-11-01", "1000", "—", "3.14.0.dev2026110101", "—", "—"]
     assert lines[22].split() == ["2026-11-21", "850", "-14.1%", "3.14.0.dev2026112101", "—", "—", "◆", "change"]

@@ -51,7 +51,7 @@ def _steps(data):
 
 
 def test_the_workflows_exist():
-    assert {"ci.yml", "keras-ref.yml", "nightly.yml", "pr-bench.yml", "pr-command.yml", "pr-comment.yml",
+    assert {"ci.yml", "confirm.yml", "keras-ref.yml", "nightly.yml", "pr-bench.yml", "pr-command.yml", "pr-comment.yml",
             "publish.yml"} <= {p.name for p in FILES}
 
 
@@ -180,6 +180,8 @@ def test_write_permissions_only_where_the_design_allows():
         "keras-ref.yml:comment": {"pull-requests"},
         "publish.yml:alert": {"issues"},
         "bisect.yml:comment": {"issues"},
+        # the confirm result on the alert issue; a confirmed slowdown dispatches bisect.yml
+        "confirm.yml:report": {"issues", "actions"},
     }
     # Other engineers' workflows (bisect, alerts) must be added here on purpose.
     assert writes == {k: v for k, v in allowed.items() if k.split(":")[0] in {p.name for p in FILES}}
@@ -227,7 +229,17 @@ def test_bench_jobs_run_on_the_matrix_runner_read_only_and_upload_a_unique_artif
     for part in ("github.run_id", "github.run_attempt", "matrix.device", "matrix.backend"):
         assert part in upload[0]["with"]["name"]
     runs = [s.get("run", "") for s in job["steps"]]
-    assert "bash scripts/install-backend.sh" in runs and "bash scripts/run-bench.sh" in runs
+    # pr-bench: an A/B of the default branch's bench beside the PR's (run-bench.sh its fallback)
+    bench = "bash scripts/pr-ab.sh" if name == "pr-bench.yml" else "bash scripts/run-bench.sh"
+    assert "bash scripts/install-backend.sh" in runs and bench in runs
+
+
+def test_pr_bench_checks_out_the_default_branchs_bench_beside_the_prs():
+    steps = _load(WORKFLOWS / "pr-bench.yml")["jobs"]["bench"]["steps"]
+    checkouts = [s["with"] for s in steps if "actions/checkout@" in s.get("uses", "")]
+    assert checkouts == [{"ref": "${{ needs.setup.outputs.head_sha }}", "persist-credentials": False},
+                         {"ref": "${{ github.event.repository.default_branch }}", "path": "base-bench",
+                          "persist-credentials": False}]
 
 
 def _job_paths(name):

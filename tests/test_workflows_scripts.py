@@ -86,6 +86,7 @@ if [ "$1 $2" = "-m pip" ]; then
   shift 2
   if [ "$1" = install ]; then
     printf '%s\\n' "$*" >> "$PIP_LOG"
+    if [ -n "${PIP_CONSTRAINT:-}" ]; then printf '%s\\n' "$PIP_CONSTRAINT" >> "$PIP_LOG.constraint"; fi
     for a in "$@"; do case "$a" in *broken*) echo "ERROR: No matching distribution found for $a"; exit 1;; esac; done
     echo "Successfully installed"; exit 0
   fi
@@ -218,7 +219,7 @@ def test_install_backend_skip_install_logs_an_existing_environment(fake_python, 
 
 # --- install-reference.sh -------------------------------------------------
 
-REFERENCE = "3.13.0.dev2026110103"
+REFERENCE = "3.16.0.dev2026102704"
 
 
 def _install_reference(env, tmp_path, **extra):
@@ -242,7 +243,9 @@ def test_install_reference_installs_the_pinned_version_into_its_own_venv_and_log
     out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_KERAS_REF="cccccccccccccccccccccccccccccccccccccccc",
                              BENCH_INSTALL="'jax[cpu]'", BENCH_PLUGINS="keras-mlx")
     assert out.returncode == 0, out.stdout + out.stderr
-    assert out.stdout == (f"install-reference: the reference keras-nightly=={REFERENCE} is installed in "
+    assert out.stdout == (f"install-reference: no nightly venv at {env['BENCH_VENV']} to take versions from; "
+                          "installing unconstrained\n"
+                          f"install-reference: the reference keras-nightly=={REFERENCE} is installed in "
                           f"{tmp_path / 'reference-venv'}\n")
     harness, backend, keras, plugins = pip_log.read_text().splitlines()
     assert backend == "install --disable-pip-version-check jax[cpu]"
@@ -261,7 +264,8 @@ def test_install_reference_that_fails_says_so_in_one_line_removes_its_venv_and_e
     out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_INSTALL="broken-backend")
     assert out.returncode == 0 and out.stderr == ""
     log, output = tmp_path / "out" / "install-reference.json", tmp_path / "out" / "install-reference.out"
-    warning, *folded = out.stdout.splitlines()
+    unconstrained, warning, *folded = out.stdout.splitlines()
+    assert unconstrained.startswith("install-reference: no nightly venv at ")
     assert warning == (f"::warning title=reference not installed::install-reference: the reference "
                        f"keras-nightly=={REFERENCE} did not install (see {log} and {output}); "
                        "the nightly runs alone")
@@ -276,11 +280,41 @@ def test_install_reference_that_fails_says_so_in_one_line_removes_its_venv_and_e
     assert "No matching distribution found for broken-backend" in output.read_text()
 
 
+FREEZE = """jax==0.8.1
+jaxlib==0.8.1
+keras-nightly==3.16.0.dev2026120601
+Keras==3.12.0
+numpy==2.3.4
+-e git+https://example.org/bench@abc#egg=bench
+scipy @ file:///wheels/scipy-1.17.1.whl
+"""
+
+
+def test_install_reference_takes_the_nightly_venvs_versions_less_keras(fake_python, tmp_path):
+    env, pip_log = fake_python
+    nightly = Path(env["BENCH_VENV"]) / "bin"
+    nightly.mkdir(parents=True)
+    (nightly / "python").write_text(f"""#!/bin/bash
+if [ "$1 $2 $3" = "-m pip freeze" ]; then printf '%s' '{FREEZE}'; exit 0; fi
+exit 1
+""")
+    (nightly / "python").chmod(0o755)
+    out = _install_reference(env, tmp_path, BENCH_REFERENCE=REFERENCE, BENCH_INSTALL="'jax[cpu]'")
+    assert out.returncode == 0, out.stdout + out.stderr
+    constraints = tmp_path / "out" / "install-reference.constraints.txt"
+    assert out.stdout.splitlines()[0] == f"install-reference: constrained to the nightly's 3 packages ({constraints})"
+    assert constraints.read_text() == "jax==0.8.1\njaxlib==0.8.1\nnumpy==2.3.4\n"
+    # every pip install of the reference (harness, backend, Keras) ran under those constraints
+    installs = [line for line in pip_log.read_text().splitlines() if " install " in f" {line} "]
+    assert len(installs) >= 3
+    assert Path(f"{pip_log}.constraint").read_text().splitlines() == [str(constraints)] * len(installs)
+
+
 @pytest.mark.parametrize("extra, message", [
     ({"BENCH_REFERENCE": "1; rm -rf /"},
-     "BENCH_REFERENCE is '1; rm -rf /'; expected a keras-nightly version such as 3.13.0.dev2026110103"),
+     "BENCH_REFERENCE is '1; rm -rf /'; expected a keras-nightly version such as 3.16.0.dev2026102704"),
     ({"BENCH_REFERENCE": "$(touch pwned)"},
-     "BENCH_REFERENCE is '$(touch pwned)'; expected a keras-nightly version such as 3.13.0.dev2026110103"),
+     "BENCH_REFERENCE is '$(touch pwned)'; expected a keras-nightly version such as 3.16.0.dev2026102704"),
     ({"BENCH_REFERENCE": REFERENCE, "BENCH_REFERENCE_VENV": "SAME"},
      "BENCH_REFERENCE_VENV is 'SAME', the nightly's BENCH_VENV; expected a virtual environment of its own"),
 ])

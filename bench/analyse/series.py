@@ -48,6 +48,9 @@ class Point:
     # in seconds (bench.analyse.host.reading), None before workers recorded it.
     host: float | None = None
     host_basis: str | None = None  # which worker reading `host` is (host.reading's basis)
+    # The night's own standard error of log(value), where the record carries
+    # one (a reference ratio's pairs); the status takes it as a noise floor.
+    se: float | None = None
     # (q1, median, q3) of `samples` to 6 significant digits where the point was read
     # from the summary (bench/analyse/summarised.quartiles), which keeps these instead.
     quartiles: tuple[float, float, float] | None = None
@@ -242,7 +245,7 @@ def _entries(records: Iterable[RunRecord], results, state, speed: bool) -> Itera
                                        rec.keras_version, rec.url, tuple(r.samples), r.unit,
                                        keras_commit=_text(rec.environment.get("keras_commit")),
                                        env=env_fingerprint(rec.environment), state=point_state,
-                                       host=reading, host_basis=by), r.unit, r.better
+                                       host=reading, host_basis=by, se=r.se), r.unit, r.better
             else:
                 yield key, r.status, Failure(t, attempt, rec.run_id, r.error.kind if r.error else "unsupported",
                                              r.error.message if r.error else "", rec.keras_version,
@@ -434,9 +437,10 @@ def reference_results(rec: RunRecord) -> list[Result]:
     for r in rec.data["results"]:
         mode, better = f"{r['mode']}.{VS_REF}", r.get("better", "bigger")
         if r.get("status") == "ok":
-            ratio = _get(r, "reference", "ratio")
+            ratio, se = _get(r, "reference", "ratio"), _get(r, "reference", "log_se")
             if _usable(ratio):
-                out.append(Result(r["model"], mode, "ok", float(ratio), VS_REF_UNIT, better))
+                out.append(Result(r["model"], mode, "ok", float(ratio), VS_REF_UNIT, better,
+                                  se=float(se) if _usable(se) else None))
         elif r.get("status") == "failed":
             out.append(_not_ok(r, mode, VS_REF_UNIT, better))
     return out

@@ -4,11 +4,12 @@ The line keeps what build_series reads of a record, worked out once when the
 record is published: its run and target, Keras version and commit, url, the
 environment fingerprint and text (envsummary), the host reading, and one
 row per series the record feeds (headline, metric and vs-ref):
-  [model, mode, status, value|null, unit, better, state, quartiles|null, kind|null, message|null]
+  [model, mode, status, value|null, unit, better, state, quartiles|null, kind|null, message|null, se|null]
 state: an index into the line's "states" (the point's environment text: the
 headline's, the memory series' or the vs-ref series', which name their own
 protocol); quartiles: (q1, median, q3) of the samples, what the dashboard
-shows of them (samples themselves stay in the record). Series built from the
+shows of them (samples themselves stay in the record); se: the value's own
+standard error in logs where the record gives one (Point.se). Series built from the
 lines are the ones build_series makes from the records (group() is shared),
 but for Point.samples, which stays empty: tests/test_summary.py compares the
 tables and statuses byte for byte.
@@ -45,7 +46,7 @@ def summary_line(rec: RunRecord, path: str) -> dict[str, Any]:
     line: dict[str, Any] = {
         "path": path, "started_at": run["started_at"], "run_night": "night" in run,
         "night": rec.night.isoformat(), "attempt": rec.attempt, "run_id": rec.run_id,
-        "backend": rec.backend, "device": rec.device, "nightly": rec.is_nightly,
+        "backend": rec.backend, "device": rec.device, "nightly": rec.is_nightly, "setting": _setting(run),
     }
     if not rec.is_nightly:
         return line  # never a point; covered all the same
@@ -70,7 +71,8 @@ def summary_line(rec: RunRecord, path: str) -> dict[str, Any]:
             err = r.error
             rows.append([r.model, r.mode, r.status, float(r.value) if r.status == "ok" else None, r.unit,
                          r.better, at, _quartiles(r.samples) if r.status == "ok" else None,
-                         err.kind if err else None, err.message if err else None])
+                         err.kind if err else None, err.message if err else None,
+                         r.se if r.status == "ok" else None])
     line.update({
         "keras_version": rec.keras_version, "url": rec.url,
         "keras_commit": keras_commit if isinstance(keras_commit, str) and keras_commit else None,
@@ -78,6 +80,17 @@ def summary_line(rec: RunRecord, path: str) -> dict[str, Any]:
         "states": [[list(kv) for kv in s] for s in states], "rows": rows,
     })
     return line
+
+
+def _setting(run: Mapping[str, Any]) -> dict:
+    """What `bench compare` matches a head's nights on (compare.baseline.setting
+    reads it): run.protocol's name and version and run.ab's mode, as they are."""
+    out: dict[str, Any] = {}
+    for block, names in (("protocol", ("name", "version")), ("ab", ("mode",))):
+        part = run.get(block)
+        if isinstance(part, Mapping):
+            out[block] = {n: part[n] for n in names if n in part}
+    return out
 
 
 def _quartiles(samples) -> list[float] | None:
@@ -145,6 +158,7 @@ class _Row(NamedTuple):
     fields: dict     # the record's Point fields (series.Point's names)
     state: tuple
     quartiles: list | None
+    se: float | None
 
 
 _new = object.__new__
@@ -156,7 +170,7 @@ def _point(row: _Row) -> Point:
     # object.__setattr__; these values were checked when the record was
     # published. `protocol` is the cached property's value, worked out once a record.
     p.__dict__.update(row.fields, value=row.value, unit=row.unit, state=row.state, protocol=row.protocol,
-                      quartiles=tuple(row.quartiles) if row.quartiles else None)
+                      quartiles=tuple(row.quartiles) if row.quartiles else None, se=row.se)
     return p
 
 
@@ -181,14 +195,14 @@ def _entries(lines, wanted: frozenset, speed: bool) -> Iterator[Entry]:
                 "host": None, "host_basis": None}
         headline = {**base, "host": reading[1], "host_basis": reading[0]} if reading else base
         backend, device = line["backend"], line["device"]
-        for model, mode, status, value, unit, better, at, quartiles, kind, message in line["rows"]:
+        for model, mode, status, value, unit, better, at, quartiles, kind, message, se in line["rows"]:
             which = kinds.get(mode) or kinds.setdefault(mode, kind_of(mode))
             if which not in wanted:
                 continue
             if status == "ok":
                 yield (backend, device, model, mode), status, _Row(
                     night, t, attempt, unit, value, protocols[at], headline if which == "headline" else base,
-                    states[at], quartiles), unit, better
+                    states[at], quartiles, se), unit, better
             else:
                 yield (backend, device, model, mode), status, Failure(
                     t, attempt, run_id, kind or "unsupported", message or "", version, url), unit, better

@@ -1,4 +1,5 @@
-"""The GitHub REST API through the `gh` CLI (`gh api`), for the workflow steps.
+"""The GitHub REST API through the `gh` CLI (`gh api`, and `gh workflow run`
+to dispatch a workflow), for the workflow steps.
 
 `api` returns gh's stdout; `api_json` one JSON value; `api_pages` the items of
 a `--paginate` listing (gh prints one JSON array per page, back to back). A
@@ -24,17 +25,29 @@ class GitHubError(BenchError, RuntimeError):
 
 def api(args: list[str], payload: dict | None = None) -> str:
     """`gh api ARGS` (with `--input -` and `payload` as JSON when given)."""
-    cmd = ["gh", "api", *args] + (["--input", "-"] if payload is not None else [])
+    return _gh(["api", *args] + (["--input", "-"] if payload is not None else []), payload)
+
+
+def workflow_run(workflow: str, repo: str, inputs: dict[str, str]) -> None:
+    """`gh workflow run WORKFLOW --repo REPO -f k=v ...`: dispatch a workflow on
+    the default branch (the caller's job needs `actions: write`)."""
+    fields = [a for k, v in sorted(inputs.items()) for a in ("-f", f"{k}={v}")]
+    _gh(["workflow", "run", workflow, "--repo", repo, *fields])
+
+
+def _gh(cmd: list[str], payload: dict | None = None) -> str:
+    args = cmd[1:]
+    cmd = ["gh", *cmd]
     try:
         done = subprocess.run(cmd, input=json.dumps(payload) if payload is not None else None,
                               capture_output=True, text=True, timeout=GH_TIMEOUT, check=False)
     except FileNotFoundError:
         raise GitHubError("gh is not installed; expected the GitHub CLI on PATH") from None
     except subprocess.TimeoutExpired:
-        raise GitHubError(f"gh api {_what(args)} gave no answer in {GH_TIMEOUT}s") from None
+        raise GitHubError(f"gh {cmd[1]} {_what(args)} gave no answer in {GH_TIMEOUT}s") from None
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no message"])[-1]
-        raise GitHubError(f"gh api {_what(args)} failed ({done.returncode}): {last[:300]}")
+        raise GitHubError(f"gh {cmd[1]} {_what(args)} failed ({done.returncode}): {last[:300]}")
     return done.stdout
 
 

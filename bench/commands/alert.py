@@ -40,7 +40,7 @@ def add_arguments(parser):
 def main(args) -> int:
     from bench.ci import alert, issues
     from bench.commands.source import TABLE, load_series
-    from bench.present.table import build_rows
+    from bench.present.table import alerting, build_rows
 
     repo = args.repo or os.environ.get("GITHUB_REPOSITORY", "")
     if "/" not in repo.strip("/"):
@@ -58,7 +58,8 @@ def main(args) -> int:
         print(f"bench alert: cannot list the open issues ({e}); dry run as if none were open", file=sys.stderr)
         open_issues = []
     links = {"/".join(r.key): args.link for r in rows} if args.link else {}
-    actions = alert.plan(rows, open_issues, cfg.trends.min_change, recent, links)
+    # Where a device runs a reference build, its ratio series alerts, not samples/s.
+    actions = alert.plan(alerting(rows), open_issues, cfg.trends.min_change, recent, links)
     if not args.dry_run:
         actions = _with_labels(repo, actions, issues)
     failed = 0

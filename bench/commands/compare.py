@@ -22,6 +22,13 @@ when that is more than compare.min_change (too few repeats to see it).
 Latency p99 and peak memory (one value per run, smaller is better) are
 compared too, as rows of their own.
 
+When the --head records hold both sides of one same-machine A/B run (a
+pr-bench job runs the default branch's bench as side a beside the pull
+request's as side b), side b is compared with side a pair by pair and --base
+is not read: past nights are only the fallback. Then, against a data folder,
+only the nights measured like the head count: the same protocol, and duet
+(beside a reference build) or solo alike (bench.compare.baseline.setting).
+
 Exit status: 0 whatever the verdicts; with --fail-on slower, 1 when any
 benchmark is slower; 2 on bad input.
 """
@@ -30,14 +37,17 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from types import SimpleNamespace
 from pathlib import Path
 
 from bench import config
 from bench.commands.arguments import positive_int
 from bench.errors import UsageError
 from bench.commands.source import baseline_records
-from bench.compare.baseline import baseline_from_history, load_baseline
-from bench.compare.head import load_head
+from bench.compare.baseline import baseline_from_history, baseline_from_records, load_baseline, setting
+from bench.compare.files import read_records
+from bench.compare.head import head_from_records
+from bench.records.extensions import ab_side, reference_side
 from bench.compare.jsonout import render_json
 from bench.compare.markdown import render_markdown
 from bench.compare.outcome import build_outcome
@@ -60,25 +70,39 @@ def add_arguments(parser):
         for i, rule in enumerate(rules(), 1))
 
 
-def _from_summary(base: list[str], nights: int):
+def _from_summary(base: list[str], nights: int, like):
     """The baseline of one data folder read through its summary: only the records
-    the last `nights` nights came from (commands/source.py); None otherwise."""
+    the last `nights` nights (measured `like`) came from (commands/source.py); None otherwise."""
     if len(base) != 1 or not (Path(base[0]) / "runs").is_dir():
         return None
-    records = baseline_records(base[0], nights)
+    keep = None if like is None else (lambda run: setting(SimpleNamespace(data={"run": run})) == like)
+    records = baseline_records(base[0], nights, keep=keep)
     if records is None:
         return None
-    return baseline_from_history(records, nights, f"last {nights} nights of {Path(base[0])}")
+    how = f" measured as {like[0]}, {like[1]}" if like else ""
+    return baseline_from_history(records, nights, f"last {nights} nights of {Path(base[0])}{how}", like)
 
 
 def main(args) -> int:
     settings = config.load(args.config).compare
     nights = args.nights if args.nights is not None else settings.nights
-    try:
-        baseline = _from_summary(args.base, nights) or load_baseline(args.base, nights)
-    except ValueError as e:  # a data folder mixed with records: a usage error
-        raise UsageError(str(e)) from None
-    head = load_head(args.head)
+    records = read_records(args.head, "--head")
+    if not records:
+        raise FileNotFoundError(f"--head {' '.join(map(str, args.head))}: no run records found; "
+                                "expected the JSON files written by `bench run`")
+    sides = ab_sides(records)
+    if sides is not None:  # both sides of one A/B: b against a, pair by pair
+        runs = sorted({r.data["run"]["ab"]["id"] for r in sides[0]})
+        baseline = baseline_from_records(sides[0], f"side a of the same-machine A/B run{'s' * (len(runs) > 1)} "
+                                                   f"{', '.join(runs)}")
+        head = head_from_records(sides[1])
+    else:
+        like = _one_setting(records)
+        try:
+            baseline = _from_summary(args.base, nights, like) or load_baseline(args.base, nights, like=like)
+        except ValueError as e:  # a data folder mixed with records: a usage error
+            raise UsageError(str(e)) from None
+        head = head_from_records(records)
 
     outcome = build_outcome(baseline, head, settings)
 
@@ -91,3 +115,25 @@ def main(args) -> int:
     print(f"bench compare: {outcome.headline()}", file=sys.stderr)
     slower = outcome.counts().get("slower", 0)
     return 1 if args.fail_on == "slower" and slower else 0
+
+
+def ab_sides(records) -> tuple[list, list] | None:
+    """(side a's records, side b's) when every record is one side of a
+    `bench run --ab` and each run has both sides (pr-bench: one run per
+    backend), else None. A reference run is no such pair: its side b is the
+    nightly, judged by its ratio series."""
+    found: dict[str, dict[str, list]] = {}
+    for rec in records:
+        side = ab_side(rec.data)
+        if side is None or reference_side(rec.data) is not None:
+            return None
+        found.setdefault(side[0], {}).setdefault(side[1], []).append(rec)
+    if not found or any(set(run) != {"a", "b"} for run in found.values()):
+        return None
+    return ([r for run in found.values() for r in run["a"]], [r for run in found.values() for r in run["b"]])
+
+
+def _one_setting(records):
+    """The head's setting when all its records share one (else None: no filter)."""
+    found = {setting(r) for r in records}
+    return found.pop() if len(found) == 1 else None

@@ -7,7 +7,9 @@
 Rows sort by status (what needs a look first), then by name; `--sort name`
 keeps the old order. `--status` keeps only rows with those statuses in the
 printed table (the README always gets every row). `--fail-on regressed`
-exits 1 when any series is Regressed, naming them on stderr.
+exits 1 when any series is Regressed, naming them on stderr. Where a device
+runs a reference build, its '<mode>.vs-ref' row's status stands for the
+samples/s row in both (bench.present.table.alerting).
 
 Pipeline: load (benchmarks.yaml thresholds; DIR/summary when it covers
 DIR/runs, else every run record under DIR/runs; bad files are skipped and
@@ -86,7 +88,9 @@ def _statuses(values) -> tuple[set[str] | None, str | None]:
 def _fail_on(what: str | None, rows) -> int:
     if what != "regressed":
         return 0
-    bad = ["/".join(r.key) for r in rows if r.status == "Regressed"]
+    from bench.present.table import alerting
+
+    bad = ["/".join(r.key) for r in alerting(rows) if r.status == "Regressed"]
     if bad:
         print(f"bench report: {len(bad)} Regressed: {', '.join(bad)}", file=sys.stderr)
         return 1
@@ -115,7 +119,9 @@ def render(rows, fmt: str, by: str = "status") -> str:
 
 def write(args, series, rows) -> None:
     wanted, _ = _statuses(getattr(args, "status", None))
-    shown = [r for r in rows if wanted is None or r.status in wanted]
+    from bench.present.table import deciding_status
+
+    shown = [r for r in rows if wanted is None or deciding_status(r) in wanted]
     text = render(shown, args.format, getattr(args, "sort", "status"))
     if args.out:
         _write_file(Path(args.out), text)

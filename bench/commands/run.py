@@ -50,6 +50,9 @@ def add_arguments(parser):
     parser.add_argument("--ab", nargs=2, metavar=("A_PYTHON", "B_PYTHON"), default=None,
                         help="same-machine A/B: the python of two venvs, each holding a Keras build; their "
                              "workers run in this job (--ab-mode); writes one record per side with run.ab")
+    parser.add_argument("--ab-root", nargs=2, metavar=("A_ROOT", "B_ROOT"), default=None,
+                        help="with --ab: the checkout whose bench each side's workers run (default: this one "
+                             "for both), for an A/B of two bench versions on one Keras (pr-bench.yml)")
     parser.add_argument("--reference", metavar="REF_PYTHON", default=None,
                         help="the python of a venv holding a frozen Keras build (devices.<d>.reference): its "
                              "workers run beside this build's, pair by pair as in --ab; this build's record "
@@ -91,6 +94,7 @@ def main(args) -> int:
     if (args.ab or args.reference) and args.protocol != 2:
         raise ConfigError(f"{'--ab' if args.ab else '--reference'} needs --protocol 2 (the two sides' workers interleave)")
     sides = _sides(args.ab, args.reference)
+    roots = _roots(args)
     problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}",
                               device.worker_cpus)
     if problem:  # before any benchmark starts
@@ -113,7 +117,7 @@ def main(args) -> int:
         for index, label in enumerate(labels, 1):
             place = (index, len(labels), eta)
             written += _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides,
-                                    install_log, run, host, findings, duet, place, together)
+                                    install_log, run, host, findings, duet, place, together, roots)
     print("\n" + summary_table(written), file=sys.stderr, end="")
     return 0
 
@@ -147,6 +151,18 @@ def _sides(ab, ref=None) -> dict[str, str]:
         if not (os.path.isfile(python) and os.access(python, os.X_OK)):
             raise ConfigError(f"{flag} is {python!r}; expected the python executable of a venv")
     return {"a": ref, "b": sys.executable} if ref else {"a": ab[0], "b": ab[1]}
+
+
+def _roots(args) -> dict[str, str]:
+    """{side: checkout} from --ab-root (each holding bench/), else {}."""
+    if not getattr(args, "ab_root", None):
+        return {}
+    if not args.ab:
+        raise UsageError("--ab-root names the two sides of an --ab run; expected --ab A_PYTHON B_PYTHON too")
+    for flag, root in zip(("A_ROOT", "B_ROOT"), args.ab_root):
+        if not os.path.isfile(os.path.join(root, "bench", "measure", "worker.py")):
+            raise ConfigError(f"--ab-root {flag} is {root!r}; expected a checkout of this project (holding bench/)")
+    return {"a": os.path.abspath(args.ab_root[0]), "b": os.path.abspath(args.ab_root[1])}
 
 
 def _duet(args, device):
@@ -184,7 +200,7 @@ def _available_cpus():
 
 
 def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, workers, sides, install_log,
-                 run, host, findings, duet=None, place=(1, 1, None), together=1) -> list:
+                 run, host, findings, duet=None, place=(1, 1, None), together=1, roots=None) -> list:
     """One backend's record(s); place: (its index, how many backends, the run's Eta)."""
     backend = cfg.backend(label)
     module = _backend_module(cfg, backend)
@@ -195,7 +211,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         def spawn(task, todo):
             cpus = schedule.duet_cpus(task, duet) if duet else _worker_cpus(task, device)
             return pool.spawn_worker(task, todo, timeout=timeout, python=sides[task.side], cpus=cpus,
-                                     echo=args.verbose, on_event=partial(_tell, label, task, workers, place))
+                                     echo=args.verbose, on_event=partial(_tell, label, task, workers, place),
+                                     **({"root": roots[task.side]} if roots else {}))
 
         def progress(side, line):
             print(f"{label}/{device.label} {line}", file=sys.stderr, flush=True)
@@ -212,8 +229,9 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     state_end = telemetry.snapshot()
     finished = record.utc_now()
     if args.reference:  # this build's results carry their ratio to the reference's, pair by pair
-        done["b"] = replace(done["b"], results=tuple(reference.attach(done["a"].results, done["b"].results,
-                                                                            duet=duet is not None)))
+        done["b"] = replace(done["b"], results=tuple(reference.attach(
+            done["a"].results, done["b"].results, duet=duet is not None,
+            refused=reference.mismatch(done["a"].environments, done["b"].environments))))
     out = {}
     for side, part in done.items():  # side a first: its Keras version goes into b's run.ab
         extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}

@@ -61,14 +61,16 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
 
 
 def baseline_records(data: str | Path, nights: int, *, warn: TextIO | None = STDERR,  # type: ignore[assignment]
-                     now: datetime | None = None) -> list | None:
+                     now: datetime | None = None, keep=None) -> list | None:
     """The records `bench compare` needs of a data folder with a fresh summary:
     those that made each series' last `nights` points, and the newest nightly
     record of each target (its environment); None without a fresh summary (then
     every record is read). Read from those records, the baseline is the one
     every record gives: a night's winner beats every record of its night, so
     also those read, and no record read makes a newer point than the last
-    `nights` (compare/baseline.py takes the last `nights` points)."""
+    `nights` (compare/baseline.py takes the last `nights` points). `keep(run)`:
+    only records whose run's protocol and A/B mode (summarised.summary_line's
+    "setting") it keeps count, as baseline_from_history keeps them."""
     from bench.records.record import load
 
     if warn is STDERR:
@@ -83,6 +85,8 @@ def baseline_records(data: str | Path, nights: int, *, warn: TextIO | None = STD
                   f"(`bench summary --data {data}` rebuilds it)", file=warn)
         return None
     lines, _ = read_lines(found.lines, "", (now or datetime.now(timezone.utc)) + FUTURE)
+    if keep is not None:
+        lines = [(t, x) for t, x in lines if not x["nightly"] or keep(x["setting"])]
     path_of = {(x["backend"], x["device"], x["run_id"], x["attempt"]): x["path"] for _, x in lines if x["nightly"]}
     wanted = set()
     for (backend, device, _, _), s in series_from_lines(lines, ("headline",), speed=False).items():

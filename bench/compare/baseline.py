@@ -72,8 +72,10 @@ class Baseline:
     hosts: Mapping[Target, tuple[Reading, ...]] = field(default_factory=lambda: MappingProxyType({}))  # hostshift
 
 
-def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None = STDERR) -> Baseline:
-    """Read --base: one data folder (holding runs/), or record files/folders."""
+def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None = STDERR,
+                  like: tuple[str, str] | None = None) -> Baseline:
+    """Read --base: one data folder (holding runs/), or record files/folders.
+    `like`: a data folder's nights only where measured in that setting."""
     paths = [Path(p) for p in paths]
     for p in paths:
         if not p.exists():
@@ -85,16 +87,33 @@ def load_baseline(paths: Sequence[str | Path], nights: int, warn: TextIO | None 
                          "or run record files without a data folder")
     if data_dirs:
         records = load_history(data_dirs[0], warn=warn).records
-        return baseline_from_history(records, nights, f"last {nights} nights of {data_dirs[0]}")
+        how = f" measured as {like[0]}, {like[1]}" if like else ""
+        return baseline_from_history(records, nights, f"last {nights} nights of {data_dirs[0]}{how}", like)
     records = read_records(paths, "--base", warn)
     return baseline_from_records(records, f"{len(records)} base record{'s' * (len(records) != 1)}")
 
 
-def baseline_from_history(records: Iterable[RunRecord], nights: int, description: str) -> Baseline:
-    """The last `nights` points of every nightly series (pure)."""
+def setting(rec: RunRecord) -> tuple[str, str]:
+    """How a record was measured, as far as a comparison must match it: its
+    protocol (run.protocol name and version; 'single-process 1' without one)
+    and whether its workers ran as a duet beside another build's (a nightly
+    with its reference) or solo. A duet halves each side's CPUs, so its
+    samples/s are not a solo run's: a solo head against duet nights reads
+    'faster' for nothing."""
+    run = rec.data.get("run", {})
+    proto = run.get("protocol") if isinstance(run.get("protocol"), Mapping) else {}
+    ab = run.get("ab") if isinstance(run.get("ab"), Mapping) else {}
+    name = f"{proto.get('name', 'single-process')} {proto.get('version', 1)}"
+    return name, "duet" if ab.get("mode") == "duet" else "solo"
+
+
+def baseline_from_history(records: Iterable[RunRecord], nights: int, description: str,
+                          like: tuple[str, str] | None = None) -> Baseline:
+    """The last `nights` points of every nightly series (pure); with `like`
+    (a setting), only the nights measured that way."""
     if nights < 1:
         raise ValueError(f"--nights is {nights!r}; expected a positive number of nights")
-    records = [r for r in records if r.is_nightly]
+    records = [r for r in records if r.is_nightly and (like is None or setting(r) == like)]
     entries, metrics, used = {}, {}, {}
     by_run = {(r.backend, r.device, r.run_id, r.attempt): r for r in records}
     for key, series in build_series(records).items():
@@ -125,7 +144,7 @@ def baseline_from_records(records: Iterable[RunRecord], description: str) -> Bas
             pooled.setdefault(key, []).extend(r.samples or (r.value,))
             values.setdefault(key, []).append(r.value)
             meta[key] = (r.unit, r.better)
-            workers[key] = (worker_values(raw), ab_side(rec.data))
+            workers[key] = (pair_values(raw, rec.data), ab_side(rec.data))
             for name, (value, unit) in metric_values(raw).items():
                 extra.setdefault((key, name), ([], unit))[0].append(value)
     entries = {key: BaseEntry(key, *meta[key], kind=RECORDS, run_values=tuple(values[key]),
@@ -137,6 +156,17 @@ def baseline_from_records(records: Iterable[RunRecord], description: str) -> Bas
                for mk, (vs, unit) in sorted(extra.items())}
     return Baseline(MappingProxyType(entries), _newest_environments(records), description,
                     MappingProxyType(metrics), MappingProxyType(readings(records)))
+
+
+def pair_values(result: Mapping[str, Any], record_data: Mapping[str, Any]) -> tuple[float | None, ...]:
+    """A result's worker figures as A/B pairs see them: in a duet (run.ab.mode
+    'duet') both workers of a pair ran at the same time on one host, so a
+    disturbance reached both and the pair counts, disturbed or not
+    (bench.measure.reference.ratio does the same, and says what it measured);
+    taken in turns, the sides ran apart, so a disturbed worker pairs with nothing."""
+    ab = record_data.get("run", {}).get("ab")
+    duet = isinstance(ab, Mapping) and ab.get("mode") == "duet"
+    return worker_values(result, disturbed_too=duet)
 
 
 def _from_series(series: Series, nights: int) -> BaseEntry | None:

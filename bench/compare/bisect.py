@@ -6,19 +6,22 @@ injectable function, so tests use a fake runner and `bench bisect` the real
 one (bench/compare/bisect_probe.py). The state (every probe so far) is saved
 after each probe, so an interrupted bisect resumes where it stopped.
 
-Search: `commits` are those after good up to bad, oldest first. Bad is
-probed first: if it is not slower beyond the noise (bench compare's rule)
-there is nothing to bisect and no culprit is named. Then a binary search
+Search: `commits` are those after good up to bad, oldest first. Each probe
+is the confirm loop (bench.compare.confirm: pairs are added until DIFFERENT
+or SAME). Bad is probed first: if the loop does not call it DIFFERENT on
+the slow side there is nothing to bisect and no culprit is named. Then a binary search
 keeps lo (the newest commit known not slow; good itself at the start) and hi
 (the oldest known slow) and probes their midpoint, so n commits take
 1 + ceil(log2 n) probes (64 commits: 7). A midpoint is slow when its
 measured change is nearer bad's than good's (zero): once bad is known to
 be beyond the noise, the question for each midpoint is which side of the
 step it is on, and half the step is a wider margin than the significance
-test's (studies/bisect_accuracy.py, 5 % slowdown, 2 % noise, 7 pairs: 58/100
-right against 36/100 with the test at every midpoint; 10 %: 100/100).
+test's (studies/bisect_accuracy.py, 5 % slowdown, 2 % noise, 7 fixed pairs:
+58/100 right against 36/100 with the test at every midpoint). With each
+probe the confirm loop (at most 40 pairs), the same study: 20/20 right at
+10 % and at 5 %, 19/20 at 3 %, 7 probes each (docs/measurements.md).
 The culprit is always a probed commit, and the result gives its own
-verdict by the full rule too.
+verdict by the loop too.
 
 Formats (JSON, sorted keys):
   state  format 1 (2026-12): {format, kind: "bisect-state", series, good, bad,
@@ -71,8 +74,9 @@ class Probe:
     @classmethod
     def from_json(cls, d: dict) -> "Probe":
         try:
-            return cls(str(d["commit"]), d["verdict"], float(d["delta"]),
-                       (float(d["interval"][0]), float(d["interval"][1])), float(d["p_value"]), int(d["pairs"]))
+            lo, hi = d["interval"] if d["interval"] is not None else (-1.0, math.inf)  # None: unbounded
+            return cls(str(d["commit"]), d["verdict"], float(d["delta"]), (float(lo), float(hi)),
+                       float(d["p_value"]), int(d["pairs"]))
         except (KeyError, TypeError, ValueError, IndexError) as e:
             raise BisectError(f"probe {d!r}: {e}; expected commit, verdict, delta, interval, p_value, pairs") from None
 
@@ -150,8 +154,9 @@ class Result:
                     f"{len(self.probes)} probe(s) of {n} commit(s); no culprit named")
         c = self.culprit
         lo, hi = c.interval
+        span = f"{_pct(lo)} … {_pct(hi)}" if math.isfinite(hi) else "unbounded"
         return (f"{self.series}: first slow commit {c.commit} ({_pct(c.delta)} against good, "
-                f"interval {_pct(lo)} … {_pct(hi)}, p={c.p_value:.2g}, {c.pairs} pairs); "
+                f"interval {span}, p={c.p_value:.2g}, {c.pairs} pairs); "
                 f"last good {self.last_good[:12]}; {len(self.probes)} probe(s) of {n} commit(s)")
 
     def to_json(self) -> str:
@@ -212,7 +217,7 @@ def _result(state: State, culprit: Probe | None, last_good: str) -> Result:
 
 def _probe_json(p: Probe) -> dict:
     d = asdict(p)
-    d["interval"] = list(p.interval)
+    d["interval"] = list(p.interval) if all(map(math.isfinite, p.interval)) else None  # too few pairs: unbounded
     return d
 
 

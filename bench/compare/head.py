@@ -22,9 +22,8 @@ from bench.records.newest import newness
 from bench.records.history import STDERR
 from bench.records.record import ErrorInfo, RunRecord
 from bench.analyse.series import SeriesKey
-from bench.compare.baseline import Target
+from bench.compare.baseline import Target, pair_values
 from bench.compare.extras import metric_values
-from bench.records.workers import worker_values
 from bench.records.extensions import ab_side
 from bench.compare.files import read_records
 from bench.compare.hostshift import Reading, reading
@@ -86,7 +85,7 @@ def head_from_records(records: Iterable[RunRecord]) -> Head:
                 del metrics[name]  # the newer result replaces every figure of the older
             if r.status == "ok":
                 entries[key] = HeadEntry(key, "ok", r.unit, r.better, tuple(r.samples or (r.value,)), None,
-                                         workers=worker_values(raw), ab=ab)
+                                         workers=pair_values(raw, rec.data), ab=ab)
                 for name, (value, unit) in metric_values(raw).items():
                     metrics[(key, name)] = HeadEntry(key, "ok", unit, "smaller", (value,), None)
             else:  # a skipped result may carry no error; it was not supported

@@ -70,12 +70,13 @@ format_delta = fmt.format_delta
 
 def _legend(o: Outcome) -> str:
     return (f"Head against the {escape(o.baseline)}. A change is called when the medians differ by at "
-            f"least {o.min_change * 100:g}% and p < {o.alpha:g} (two-sided Mann–Whitney U test of the head's "
+            f"least {o.min_change * 100:g}% and p < {o.alpha:g}, shared across the rows by Benjamini–Hochberg "
+            f"(two-sided Mann–Whitney U test of the head's "
             f"repeats and, given 3 or more nights or base runs, a t test of the head as one more of them); "
             f"the interval is a {_confidence(o.alpha)} bootstrap interval of the change; "
             f"\"sees\" is the smallest slowdown it could have called. Every rule is listed below."
             + (" Rows marked A/B worker pairs pair worker i of the base with worker i of the head "
-               "(they ran back to back): a paired t test of the log ratios and its interval."
+               "(they ran back to back): an exact sign-flip permutation test of the log ratios and the interval it inverts to."
                if any(r.basis == "pairs" for r in o.rows) else ""))
 
 

@@ -15,9 +15,17 @@ side a dip lies on); the verdict in bench.compare.verdicts applies it.
   so the figure shown and its interval agree and the same inputs always give
   the same interval. Resamples are drawn in batches: memory stays bounded.
 - compare_pairs: a same-machine A/B run, worker i of A against worker i of
-  B: a paired t test (scipy.stats.ttest_1samp) of the log ratios.
+  B: an exact sign-flip permutation test of the pairs' log ratios
+  (sign_flip_p), and the interval that test inverts to (sign_flip_interval).
+  Under "no change" each pair's ratio is as likely one way round as the
+  other, whatever the noise's shape, so the test is valid at 8 pairs, where a
+  t test rests on a normality nobody can check. No pair is ever left out for
+  its value: a far-off pair moves the mean, and the test counts it.
+- bh_levels: Benjamini–Hochberg across the rows of one comparison: the
+  level each row's p-value must meet, given the others'.
 - drop_dips: a shared GPU's deep dips (a busy night, a disturbed repeat)
-  say nothing about Keras; they are left out before any of the above.
+  say nothing about Keras; they are left out of the unpaired tests (nights
+  and repeats), never out of pairs.
 
 Measured against the hand-written versions these replace (issue 15,
 studies/bench_compare_stats.py): the same p-values and intervals; scipy's U
@@ -53,6 +61,12 @@ BOOTSTRAP_BATCH_VALUES = 2_000_000
 # group's median is a dip of the machine, not a measurement of Keras.
 DIP_DEPTH = 0.10
 DIP_SIGMAS = 5.0
+# Sign patterns of up to this many pairs are all enumerated (2^16 = 65,536:
+# ~10 ms); beyond, SIGN_FLIP_DRAWS (16,384) seeded random patterns (a Monte Carlo
+# p-value, (hits + 1) / (draws + 1), never below its true value on average).
+EXACT_SIGN_FLIP_PAIRS = 16
+SIGN_FLIP_DRAWS = 2 ** 14
+SIGN_FLIP_SEED = 20261207
 
 
 @dataclass(frozen=True)
@@ -63,7 +77,7 @@ class Comparison:
     fraction in the value's own direction (positive = the value went up)
     (paired: the geometric mean of the pair ratios, minus 1);
     interval: (lo, hi), the (1 - alpha) confidence interval of delta;
-    p_value: two-sided (Mann–Whitney U, or the paired t test);
+    p_value: two-sided (Mann–Whitney U, or the paired sign-flip test);
     base_n, head_n: how many values each (paired: pairs, both).
     """
 
@@ -104,10 +118,12 @@ def compare_samples(head: Sequence[float], base: Sequence[float], alpha: float) 
 
 def compare_pairs(head: Sequence[float], base: Sequence[float], alpha: float) -> Comparison:
     """Paired comparison: head[i] and base[i] ran back to back (worker i of
-    an A/B run), so the machine's drift cancels in their ratio. A two-sided
-    one-sample t test of log(head[i]/base[i]) against 0 (the log makes a
-    ratio symmetric: 2x and 0.5x are equally far); delta and its interval
-    are the mean log ratio and its t interval, back on the ratio scale."""
+    an A/B run), so the machine's drift cancels in their ratio. p: the
+    two-sided sign-flip permutation test of log(head[i]/base[i]) (the log
+    makes a ratio symmetric: 2x and 0.5x are equally far); delta: the mean
+    log ratio back on the ratio scale; interval: the shifts that test does
+    not reject at `alpha` (sign_flip_interval; unbounded, (-1, inf), when
+    too few pairs can reject anything)."""
     _check(head, "head")
     _check(base, "base")
     _check_alpha(alpha)
@@ -115,24 +131,130 @@ def compare_pairs(head: Sequence[float], base: Sequence[float], alpha: float) ->
         raise ValueError(f"paired values: {len(head)} head and {len(base)} base; expected the same number, at least 2")
     logs = np.log(np.asarray(head, dtype=float) / np.asarray(base, dtype=float))
     mean = float(np.mean(logs))
-    if float(np.ptp(logs)) == 0.0:  # every pair the same ratio: no spread to test against
-        p, lo, hi = (1.0 if mean == 0.0 else 0.0), mean, mean
-    else:
-        res = sps.ttest_1samp(logs, 0.0)
-        ci = res.confidence_interval(1.0 - alpha)
-        p, lo, hi = float(res.pvalue), float(ci.low), float(ci.high)
+    lo, hi = sign_flip_interval(logs, alpha)
     return Comparison(base=median(base), head=median(head), delta=math.expm1(mean),
-                      interval=(math.expm1(lo), math.expm1(hi)), p_value=p,
+                      interval=(math.expm1(lo), math.expm1(hi)), p_value=sign_flip_p(logs),
                       base_n=len(base), head_n=len(head))
 
 
-def paired_critical(n: int, spread: float, alpha: float) -> float:
-    """The smallest |mean log ratio| the paired t test calls at `alpha`, for
-    n pairs whose log ratios have standard deviation `spread`: t_(1-alpha/2,
-    n-1) * spread / sqrt(n). Infinite with fewer than 2 pairs."""
-    if n < 2:
-        return math.inf
-    return float(sps.t.ppf(1.0 - alpha / 2.0, n - 1)) * spread / math.sqrt(n)
+def sign_flip_p(logs: Sequence[float]) -> float:
+    """Two-sided p-value of "the mean log ratio is 0" by flipping signs: the
+    share of the 2^n sign patterns whose |sum| reaches the observed |sum|.
+    Exact up to EXACT_SIGN_FLIP_PAIRS pairs; beyond, SIGN_FLIP_DRAWS seeded
+    random patterns, (hits + 1) / (draws + 1). Unitless; the smallest value
+    n pairs can give is sign_flip_min_p(n) (8 pairs: 2/256 = 0.0078). The
+    same p as scipy.stats.permutation_test (permutation_type='samples'),
+    which tests/test_compare_stats.py checks; the patterns are kept per n
+    because the interval and "sees" bisect over many shifted copies, where
+    scipy's setup cost (~0.5 s at 16 pairs) would dominate."""
+    x = np.asarray(logs, dtype=float)
+    observed = abs(float(np.sum(x)))
+    if observed == 0.0 and not np.any(x):
+        return 1.0  # every pair exactly even: every pattern ties
+    signs = _patterns(len(x))
+    tol = 1e-12 * max(1.0, float(np.sum(np.abs(x))))
+    hits = int(np.count_nonzero(np.abs(signs @ x) >= observed - tol))
+    if len(x) <= EXACT_SIGN_FLIP_PAIRS:
+        return hits / signs.shape[0]
+    return (hits + 1) / (signs.shape[0] + 1)
+
+
+@lru_cache(maxsize=8)
+def _patterns(n: int) -> np.ndarray:
+    """Every +-1 pattern of n signs (2^n rows), or SIGN_FLIP_DRAWS seeded ones."""
+    if n <= EXACT_SIGN_FLIP_PAIRS:
+        bits = (np.arange(2 ** n)[:, None] >> np.arange(n)[None, :]) & 1
+    else:
+        bits = np.random.default_rng(SIGN_FLIP_SEED).integers(0, 2, size=(SIGN_FLIP_DRAWS, n))
+    out = 1.0 - 2.0 * bits.astype(float)
+    out.setflags(write=False)
+    return out
+
+
+def sign_flip_min_p(n: int) -> float:
+    """The smallest p-value sign_flip_p can give for n pairs (all on one
+    side): 2 / 2^n exact; beyond, about 1 / (draws + 1), taken as 2 / (draws + 1)
+    so that no level is promised that a draw might miss."""
+    if n < 1:
+        return 1.0
+    if n <= EXACT_SIGN_FLIP_PAIRS:
+        return min(1.0, 2.0 / 2 ** n)
+    return 2.0 / (SIGN_FLIP_DRAWS + 1)
+
+
+def sign_flip_interval(logs: Sequence[float], alpha: float) -> tuple[float, float]:
+    """(lo, hi) of the mean log ratio: every shift m for which the sign-flip
+    test of (logs - m) is not rejected at `alpha`, found by bisection on each
+    side of the mean (to 1e-5 in log, 0.001 %). So the interval excludes 0
+    exactly when the test rejects, and the figure shown never contradicts
+    the p-value. (-inf, inf) when n pairs cannot reach alpha at all."""
+    x = np.asarray(logs, dtype=float)
+    mean = float(np.mean(x))
+    if sign_flip_min_p(len(x)) >= alpha:
+        return -math.inf, math.inf
+    if float(np.ptp(x)) == 0.0:
+        return mean, mean
+    # lo: the shift m = mean - d at which (logs - m) = (centred + d) is first rejected; hi alike
+    return (mean - _reach(x - mean, alpha, 1.0), mean + _reach(x - mean, alpha, -1.0))
+
+
+def sign_flip_shift(centred: Sequence[float], level: float, sign: float) -> float | None:
+    """The smallest shift d > 0 (in log) for which the sign-flip test of
+    (centred + sign * d) rejects at `level`: how far these pairs' mean must
+    move, with their spread, to be called. None when n pairs cannot reach
+    `level` at all (sign_flip_min_p)."""
+    x = np.asarray(centred, dtype=float)
+    if sign_flip_min_p(len(x)) >= level:
+        return None
+    return _reach(x - float(np.mean(x)), level, sign)
+
+
+def _reach(centred: np.ndarray, level: float, sign: float) -> float:
+    """The distance from the mean, on the side `sign`, where the test of
+    (centred - sign * d) first rejects at `level` (bisection; p falls as d grows:
+    past the farthest value every pair has one sign and p is its least)."""
+    near, far = 0.0, float(np.max(np.abs(centred))) + 1e-9
+    if far <= 1e-9:
+        return 0.0
+    while sign_flip_p(centred + sign * far) >= level:  # a tie at the minimum: move on
+        far *= 2.0
+        if far > 1e3:
+            return math.inf
+    while far - near > 1e-5:
+        mid = (near + far) / 2.0
+        near, far = (near, mid) if sign_flip_p(centred + sign * mid) < level else (mid, far)
+    return far
+
+
+def bh_levels(p_values: Sequence[float], alpha: float) -> tuple[float, ...]:
+    """Per row, the level its p-value must meet under Benjamini–Hochberg at
+    `alpha` across these m rows, given the other rows' p-values: alpha * R / m,
+    where R is how many rows BH rejects with this row's p set to 0. A row is
+    rejected by BH exactly when its p <= its level. (With one row, alpha.)
+
+    Why BH: when nothing changed, it holds the chance of calling any row at
+    alpha (then FDR = FWER), so `--fail-on slower` trips falsely at most at
+    alpha; when a Keras change moves several rows of a backend at once, it
+    keeps the power Holm gives up, calling a share of false rows at most
+    alpha. Valid for independent or positively dependent p-values (PRDS): the
+    rows of one A/B share its host, whose noise moves them together."""
+    ps = list(p_values)
+    for p in ps:
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-value {p!r}; expected a probability in [0, 1]")
+    _check_alpha(alpha)
+    m = len(ps)
+    out = []
+    for i in range(m):
+        trial = ps[:i] + [0.0] + ps[i + 1:]
+        out.append(alpha * _bh_count(trial, alpha) / m)
+    return tuple(out)
+
+
+def _bh_count(ps: Sequence[float], alpha: float) -> int:
+    """How many rows BH rejects: the largest k with p_(k) <= alpha * k / m."""
+    m = len(ps)
+    return max((k for k, p in enumerate(sorted(ps), 1) if p <= alpha * k / m), default=0)
 
 
 def drop_dips(values: Sequence[float], better: str, depth: float = DIP_DEPTH,

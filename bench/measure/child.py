@@ -229,6 +229,8 @@ def _import_keras(backend, spec: Spec, env_info: dict):
     env_info["keras_version"] = keras.__version__
     # This worker's own venv: in an A/B or --reference run the parent's python is another build.
     env_info["versions"] = backend.versions()
+    # numpy too: a reference ratio is refused when its two sides differ in it (bench/measure/reference.py)
+    env_info["numpy_version"] = backends.installed_versions(("numpy",)).get("numpy")
     env_info["device"] = backend.device_info()
     env_info["keras_config"] = {"floatx": keras.config.floatx(),
                                 "dtype_policy": keras.config.dtype_policy().name}

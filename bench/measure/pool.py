@@ -83,10 +83,14 @@ class WorkerOutcome:
 
 def spawn_worker(task: schedule.Task, specs: list[Spec], *, timeout: float, python: str = sys.executable,
                  cpus=None, echo: bool = False, clock: Callable[[], float] = time.monotonic,
-                 on_event: Callable[[dict], None] = lambda event: None) -> WorkerOutcome:
+                 on_event: Callable[[dict], None] = lambda event: None,
+                 root: str | Path | None = None) -> WorkerOutcome:
     """Run one worker process; kill its process group when one benchmark
     exceeds `timeout` seconds (measured from the worker's own start line).
-    on_event: called with each of the worker's JSON lines as it appears (progress)."""
+    on_event: called with each of the worker's JSON lines as it appears (progress).
+    root: the checkout whose bench the worker runs (default: this one); an
+    A/B of two bench versions (pr-bench: the default branch's beside the pull
+    request's) gives each side its own."""
     from bench.measure.runner import oom_kill_count
 
     with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp:
@@ -95,7 +99,7 @@ def spawn_worker(task: schedule.Task, specs: list[Spec], *, timeout: float, pyth
         env = dict(os.environ)
         env.update(specs[0].env)
         env["KERAS_BACKEND"] = specs[0].keras_backend
-        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(root or REPO_ROOT), env.get("PYTHONPATH")]))
         oom_before, t0 = oom_kill_count(), clock()
         timed_out, seen, since = False, 0, t0
         with open(log_path, "wb") as log:
@@ -299,7 +303,8 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     broken: dict[str, dict] = {side: {"kind": "install", "message": install_error} for side in sides} \
         if install_error else {}
     steps: dict[Key, int] = {}
-    # per side (a reference build's numpy may differ): the fastest canary any of its
+    # per side (each side is its own venv; one whose numpy differs gets its ratio refused,
+    # reference.mismatch, but its canary is its own all the same): the fastest canary any of its
     # workers has seen, every later worker's floor (workers v3)
     floors: dict[str, float | None] = {}
     envs: dict[str, list] = {side: [] for side in sides}

@@ -78,7 +78,11 @@ def note(r: Row) -> str:
     the host did on the nights it speaks of (bench.analyse.host)."""
     text = _why(r)
     words = host.describe(r.host)
-    return f"{text}; {words}" if text and words else text
+    text = f"{text}; {words}" if text and words else text
+    if r.ratio_status is not None and r.status != r.ratio_status:
+        ratio = f"context: {r.mode}.vs-ref (the ratio to the reference build) alerts, {r.ratio_status}"
+        return f"{ratio}; {text}" if text else ratio
+    return text
 
 
 def _why(r: Row) -> str:

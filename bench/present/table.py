@@ -7,13 +7,13 @@ markdown, HTML and JSON outputs all say the same thing.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from bench.config import Trends
 from bench.records.record import format_time
 from bench.analyse import host
-from bench.analyse.series import Failure, Series, SeriesKey
+from bench.analyse.series import VS_REF, Failure, Series, SeriesKey
 from bench.analyse.trends import BASELINE, STATUSES, Change, assess, band, delta_prev, watched
 from bench.analyse.window import Window, change_window
 from bench.present.format import sparkline
@@ -31,7 +31,10 @@ class Row:
     from; delta_off: 'worse' | 'better' when Δ PREV is beyond the series'
     noise band (in the series' direction), None when within it; host: how
     much slower the host ran on the nights the note speaks of than before
-    (bench.analyse.host.shift; None when unknown or not spoken of)."""
+    (bench.analyse.host.shift; None when unknown or not spoken of);
+    ratio_status: on a headline row whose device runs a reference build,
+    the status of its '<mode>.vs-ref' row, which alerts in its place
+    (alerting); None elsewhere."""
 
     backend: str
     device: str
@@ -51,12 +54,16 @@ class Row:
     watch: tuple[float, float] | None = None
     delta_off: str | None = None
     host: float | None = None
+    ratio_status: str | None = None
 
     def __post_init__(self):
         if self.delta_off not in (None, "worse", "better"):
             raise ValueError(f"Row {self.key}: delta_off {self.delta_off!r}; expected 'worse', 'better' or None")
         if self.status not in STATUSES:
             raise ValueError(f"Row {self.key}: status {self.status!r}; expected one of {', '.join(STATUSES)}")
+        if self.ratio_status not in STATUSES + (None,):
+            raise ValueError(f"Row {self.key}: ratio_status {self.ratio_status!r}; "
+                             f"expected one of {', '.join(STATUSES)} or None")
         if self.runs < 0:
             raise ValueError(f"Row {self.key}: runs {self.runs!r}; expected a count >= 0")
         if self.better not in ("bigger", "smaller"):
@@ -89,7 +96,27 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends) -> list[Row]:
             watch=watched(values, trends) if a.status == "Watch" else None,
             delta_off=off, host=_host_shift(s, a, values, off),
         ))
-    return rows
+    return _with_ratio_status(rows)
+
+
+def _with_ratio_status(rows: list[Row]) -> list[Row]:
+    """Each headline row with a '<mode>.vs-ref' row beside it gets that row's
+    status as ratio_status: the ratio to the reference build holds still where
+    samples/s move with the host, so it is the series that alerts."""
+    status = {r.key: r.status for r in rows}
+    return [replace(r, ratio_status=status.get((r.backend, r.device, r.model, f"{r.mode}.{VS_REF}")))
+            for r in rows]
+
+
+def alerting(rows: list[Row]) -> list[Row]:
+    """The rows whose status alerts (`bench alert`, the summary line,
+    `report --fail-on`): every row but a headline whose ratio row alerts for it."""
+    return [r for r in rows if r.ratio_status is None]
+
+
+def deciding_status(r: Row) -> str:
+    """The status that stands for a row (`report --status`): its ratio row's where it has one."""
+    return r.ratio_status or r.status
 
 
 # What needs a look first: broken, slower, maybe slower; then the rest.
@@ -108,9 +135,17 @@ def sort_rows(rows: list[Row], by: str = "status") -> list[Row]:
 
 
 def summary(rows: list[Row]) -> str:
-    """'1 Regressed, 1 Watch, 22 Steady': the count per status in STATUS_ORDER."""
+    """'1 Regressed, 1 Watch, 22 Steady': the count per status in STATUS_ORDER
+    over the rows that alert (alerting), then, as context, the samples/s rows
+    whose ratio to a reference build alerts for them."""
+    text = _counts(alerting(rows)) or "no series"
+    context = [r for r in rows if r.ratio_status is not None]
+    return f"{text} (samples/s beside a reference build: {_counts(context)})" if context else text
+
+
+def _counts(rows: list[Row]) -> str:
     counts = {s: sum(r.status == s for r in rows) for s in STATUS_ORDER}
-    return ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "no series"
+    return ", ".join(f"{n} {s}" for s, n in counts.items() if n)
 
 
 def _levels(a) -> tuple[float, ...]:
@@ -186,5 +221,5 @@ def _row_json(r: Row) -> dict[str, Any]:
         "unit": r.unit, "better": r.better, "level": r.level, "change": change, "last_failure": failure,
         "window": r.window.to_json() if r.window is not None else None,
         "watch": {"level": r.watch[0], "relative": r.watch[1]} if r.watch is not None else None,
-        "delta_off": r.delta_off, "host": r.host,
+        "delta_off": r.delta_off, "host": r.host, "ratio_status": r.ratio_status,
     }

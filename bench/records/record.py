@@ -166,6 +166,7 @@ class Result:
     samples: tuple[float, ...] = ()
     batch_size: int | None = None
     error: ErrorInfo | None = None
+    se: float | None = None  # the value's own standard error in logs, where a record gives one
 
     def __post_init__(self):
         if self.status not in STATUSES:

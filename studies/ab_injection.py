@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Injection (issue 53): does the confirm job call a build made slower by a
+known fraction DIFFERENT, and identical builds SAME, through the real pipeline?
+
+    # the full measurement, for a quiet machine (about 20 min a trial at most:
+    # 3 fractions x 2 kinds x 20 trials + 20 identical trials):
+    .venv/bin/python studies/ab_injection.py --fractions 0.02 0.03 0.05 --kinds step compute \\
+        --trials 20 --budget-minutes 20 --out .local/ab-injection
+    # the smoke form (it must run; it measures nothing):
+    .venv/bin/python studies/ab_injection.py --smoke --out .local/ab-injection-smoke
+
+Each trial is one `bench confirm` loop (bench.compare.confirm.run with
+bench.compare.bisect_probe.ABPairs: batches of `bench run --ab A B` for
+jax mlp/train on this machine, adding worker pairs until DIFFERENT or SAME
+or the budget) with A this venv's python and B the same python through a
+wrapper whose PYTHONPATH folder holds a sitecustomize.py that makes B slower:
+
+- kind "step", Keras's per-step path: keras.Model.make_train_function and
+  make_predict_function are wrapped so that after each step function call
+  the process spins for FRACTION x the mean interval between the unmodified
+  calls so far (the spin itself excluded). Nominal: on CPU, jax's compute can
+  overlap the spin; the measured change is reported beside the nominal one.
+- kind "compute", the model's compute: the MLP's two hidden layers are
+  widened so the multiply-adds per sample (784h + h^2 + 10h) grow by FRACTION
+  (a test-only model variant, as studies/bench_ab_sensitivity.py's).
+- "identical": B's wrapper with an empty folder (both sides pay the same start-up).
+
+The labels come only from how B is built. Per trial it prints the answer,
+the measured change, pairs and minutes, and per (kind, fraction) the
+counts; the goals (issue 53): 3 % DIFFERENT in >= 19 of 20, identical SAME
+in >= 19 of 20 and DIFFERENT in at most 1, each trial within 20 minutes.
+Results go to OUT/<case>/<trial>/ (the A/B records of every batch) and
+OUT/results.json. Exit 0; the numbers are the answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import config  # noqa: E402
+from bench.compare import confirm  # noqa: E402
+from bench.compare.bisect_probe import ABPairs  # noqa: E402
+
+sys.path.insert(0, str(ROOT / "studies"))
+from bench_ab_sensitivity import widen_site  # noqa: E402  (one widened-MLP template for both studies)
+
+SERIES = ("jax", "local-cpu", "mlp", "train")
+BASE_WIDTH = 256
+
+STEP_SITE = '''"""Test-only (studies/ab_injection.py): each Keras step function call {fraction} slower."""
+import os, time
+os.environ.setdefault("KERAS_BACKEND", "jax")
+import keras
+
+FRACTION = {fraction!r}
+_clock = time.perf_counter
+
+
+def _slowed(fn):
+    state = {{"last": None, "spun": 0.0, "sum": 0.0, "n": 0}}
+
+    def call(*args, **kwargs):
+        now = _clock()
+        if state["last"] is not None:  # the interval since the last call, less the spin added to it
+            state["sum"] += now - state["last"] - state["spun"]
+            state["n"] += 1
+        out = fn(*args, **kwargs)
+        spin = FRACTION * state["sum"] / state["n"] if state["n"] else 0.0
+        until = _clock() + spin
+        while _clock() < until:
+            pass
+        state["last"], state["spun"] = now, spin
+        return out
+    return call
+
+
+def _wrap(name, attr):
+    original = getattr(keras.Model, name)
+
+    def make(self, *args, **kwargs):
+        out = original(self, *args, **kwargs)
+        fn = getattr(self, attr, None)
+        if fn is not None and not getattr(fn, "_injected", False):
+            wrapped = _slowed(fn)
+            wrapped._injected = True
+            setattr(self, attr, wrapped)
+        return out
+    setattr(keras.Model, name, make)
+
+
+_wrap("make_train_function", "train_function")
+_wrap("make_predict_function", "predict_function")
+'''
+
+def width_for(fraction: float) -> int:
+    """The hidden width whose multiply-adds per sample are (1 + fraction) x the 256-unit MLP's."""
+    work = lambda h: 784 * h + h * h + 10 * h  # noqa: E731
+    target = (1 + fraction) * work(BASE_WIDTH)
+    return round((-(794) + math.sqrt(794 ** 2 + 4 * target)) / 2)
+
+
+def make_b_python(folder: Path, kind: str, fraction: float) -> Path:
+    """An executable: this python with `folder` (its sitecustomize.py) first on PYTHONPATH."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if kind == "step":
+        (folder / "sitecustomize.py").write_text(STEP_SITE.format(fraction=fraction))
+    elif kind == "compute":
+        (folder / "sitecustomize.py").write_text(widen_site(width_for(fraction)))
+    wrapper = folder / "python"
+    wrapper.write_text(f'#!/bin/sh\nPYTHONPATH="{folder}${{PYTHONPATH:+:$PYTHONPATH}}" exec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def trial(b_python: Path, out: Path, plan: confirm.Plan, extra: tuple[str, ...]) -> dict:
+    source = ABPairs(Path(sys.executable), b_python, SERIES, out, extra=extra)
+    t0 = time.monotonic()
+    result = confirm.run(source, plan, "bigger")
+    result = replace(result, better=source.better or "bigger")
+    return {"answer": result.answer, "direction": result.direction, "delta": result.delta,
+            "p_value": result.p_value, "pairs": result.pairs, "minutes": (time.monotonic() - t0) / 60,
+            "stopped": result.stopped}
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--fractions", type=float, nargs="+", default=[0.02, 0.03, 0.05])
+    p.add_argument("--kinds", nargs="+", choices=("step", "compute"), default=["step", "compute"])
+    p.add_argument("--trials", type=int, default=20)
+    p.add_argument("--budget-minutes", type=float, default=20.0)
+    p.add_argument("--out", required=True)
+    p.add_argument("--smoke", action="store_true",
+                   help="1 trial of 'compute' at 5 %% and 1 identical, 2+2 pairs of --quick workers: it runs, "
+                        "it measures nothing")
+    a = p.parse_args()
+    settings = config.load().compare
+    if a.smoke:
+        cases = [("identical", 0.0), ("compute", 0.05)]
+        trials, extra = 1, ("--quick",)
+        plan = confirm.plan_of(settings, first=2, step=2, max_pairs=4, budget_s=a.budget_minutes * 60)
+    else:
+        cases = [("identical", 0.0)] + [(k, f) for k in a.kinds for f in a.fractions]
+        trials, extra = a.trials, ()
+        plan = confirm.plan_of(settings, budget_s=a.budget_minutes * 60)
+    out = Path(a.out)
+    results: dict[str, list] = {}
+    with tempfile.TemporaryDirectory(prefix="ab-injection-") as tmp:
+        for kind, fraction in cases:
+            name = kind if kind == "identical" else f"{kind}-{fraction:g}"
+            b_python = make_b_python(Path(tmp) / name, kind, fraction)
+            if kind == "compute":
+                h = width_for(fraction)
+                work = (784 * h + h * h + 10 * h) / (794 * BASE_WIDTH + BASE_WIDTH ** 2) - 1
+                print(f"{name}: hidden width {h}: {work * 100:+.2f}% multiply-adds per sample", flush=True)
+            for i in range(trials):
+                r = trial(b_python, out / name / f"{i:02d}", plan, extra)
+                results.setdefault(name, []).append(r)
+                print(f"{name} trial {i + 1}: {r['answer']} ({r['direction'] or '-'}), measured "
+                      f"{r['delta'] * 100:+.1f}%, p={r['p_value']:.2g}, {r['pairs']} pairs, "
+                      f"{r['minutes']:.1f} min; {r['stopped']}", flush=True)
+            counts = Counter(r["answer"] for r in results[name])
+            deltas = sorted(r["delta"] for r in results[name])
+            print(f"{name}: {dict(counts)} of {trials}; measured change {deltas[0] * 100:+.1f} … "
+                  f"{deltas[-1] * 100:+.1f}%; longest trial {max(r['minutes'] for r in results[name]):.1f} min",
+                  flush=True)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(results, sort_keys=True, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""studies/ab_injection.py's injections do what they say: the step wrapper adds
+FRACTION of the step's own time per call, the widened MLP FRACTION of its work."""
+
+import importlib.util
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def study(monkeypatch):
+    spec = importlib.util.spec_from_file_location("ab_injection", ROOT / "studies" / "ab_injection.py")
+    module = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, monkeypatch):
+    now = [0.0]
+
+    def clock():  # a made-up clock: each reading costs 0.1 ms, each step 20 ms
+        now[0] += 0.0001
+        return now[0]
+
+    class Model:
+        def make_train_function(self):
+            def step():
+                now[0] += 0.02
+            self.train_function = step
+
+        make_predict_function = make_train_function
+
+    monkeypatch.setitem(sys.modules, "keras", types.SimpleNamespace(Model=Model))
+    site = {}
+    exec(study.STEP_SITE.format(fraction=0.5), site)
+    site["_clock"] = clock
+    m = Model()
+    m.make_train_function()
+    for _ in range(6):
+        m.train_function()
+    # 6 steps of ~20 ms; from the second on, each followed by a spin of half the mean
+    # unmodified interval before it (~10 ms): 5 spins, about 170 ms in all
+    assert now[0] == pytest.approx(6 * 0.02 + 5 * 0.01, rel=0.03)
+
+
+def test_the_compute_injection_adds_its_fraction_of_multiply_adds(study):
+    for fraction in (0.02, 0.03, 0.05):
+        h = study.width_for(fraction)
+        work = (784 * h + h * h + 10 * h) / (794 * 256 + 256 ** 2) - 1
+        assert abs(work - fraction) < 0.0025
+
+
+def test_b_is_this_python_behind_a_wrapper_either_way(study, tmp_path):
+    for kind in ("identical", "compute"):
+        b = study.make_b_python(tmp_path / kind, kind, 0.03)
+        assert b.read_text().endswith(f'exec "{sys.executable}" "$@"\n')
+    assert not (tmp_path / "identical" / "sitecustomize.py").exists()
+    assert "Dense(262" in (tmp_path / "compute" / "sitecustomize.py").read_text()
