@@ -195,7 +195,8 @@ def git(*args, cwd: Path) -> str:
                           capture_output=True, text=True).stdout
 
 
-def test_publish_appends_to_the_branchs_summary_touching_only_the_newest_month(tmp_path, capsys):
+def branch_with_summary(tmp_path: Path) -> tuple[Path, Path]:
+    """(a checkout of the rich history with its summary, committed on gh-pages; a bare clone of it)."""
     work = write_data(rich_history(), tmp_path / "work")
     assert cli.main(["summary", "--data", str(work)]) == 0
     git("init", "-q", "-b", "gh-pages", cwd=work)
@@ -203,6 +204,11 @@ def test_publish_appends_to_the_branchs_summary_touching_only_the_newest_month(t
     git("commit", "-qm", "history", cwd=work)
     bare = tmp_path / "data.git"
     git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    return work, bare
+
+
+def test_publish_appends_to_the_branchs_summary_touching_only_the_newest_month(tmp_path, capsys):
+    work, bare = branch_with_summary(tmp_path)
     new = make_record([ok("mlp", "train", 990.0)], device="rtx", started_at=T0 + timedelta(days=30))
     path = write(new, tmp_path / "new")
     assert cli.main(["publish", "--repo", str(bare), str(path)]) == 0
@@ -295,13 +301,7 @@ def test_a_record_outside_a_month_folder_makes_the_summary_stale_and_is_refused_
 
 
 def test_checkout_data_checks_out_the_summary_and_the_newest_months_and_the_report_reads_them_all(tmp_path, capsys):
-    work = write_data(rich_history(), tmp_path / "work")  # October, November and a rerun in them
-    assert cli.main(["summary", "--data", str(work)]) == 0
-    git("init", "-q", "-b", "gh-pages", cwd=work)
-    git("add", "-A", cwd=work)
-    git("commit", "-qm", "history", cwd=work)
-    bare = tmp_path / "data.git"
-    git("clone", "-q", "--bare", str(work), str(bare), cwd=tmp_path)
+    work, bare = branch_with_summary(tmp_path)  # October, November and a rerun in them
     root = Path(__file__).resolve().parent.parent
     out = subprocess.run(["bash", str(root / "scripts" / "checkout-data.sh"), str(tmp_path / "data")],
                          env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DATA_REPO": f"file://{bare}",
