@@ -98,11 +98,13 @@ def _echo(probe):
 
 def _nightlies(data: str, key) -> dict:
     """{keras version: its first point} of the series in `data`, oldest first."""
-    from bench.analyse.series import build_series
+    from bench.analyse.series import is_headline
+    from bench.commands.source import load_series
     from bench.compare.bisect import BisectError
-    from bench.records.history import load_history
 
-    series = build_series(load_history(data, warn=sys.stderr).records)
+    # The summary when fresh: scripts/checkout-data.sh checks out only the newest months' records.
+    series = {k: s for k, s in load_series(data, verb="bisect", warn=sys.stderr).series.items()
+              if is_headline(k[3])}
     if key not in series:
         known = ", ".join("/".join(k) for k in list(series)[:MAX_LISTED]) or "no series"
         raise BisectError(f"--series {'/'.join(key)} is not in {data}; it has: {known}")
