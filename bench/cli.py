@@ -16,7 +16,7 @@ from bench.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, BenchError
 
 VERBS = ("run", "report", "site", "compare", "publish", "matrix", "export-gab", "import-gab", "serve",
          "show", "check", "bisect", "alert", "night", "job-summary", "failure-record", "pr-info", "comment",
-         "confirm", "triage")
+         "confirm", "summary", "triage")
 
 
 CONFIG_HELP = ("benchmarks.yaml to use, before or after the verb (default: $BENCH_CONFIG, "

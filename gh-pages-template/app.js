@@ -1,6 +1,8 @@
 // Keras Nightly Bench dashboard. Reads data/index.json (written by
-// `python -m bench site`, format documented in bench/site.py) and draws the
-// table, one chart per series on demand, and small multiples per device.
+// `python -m bench site`, format documented in bench/present/site.py): the
+// table and each series' newest nights; draws the table, one chart per series
+// on demand (its whole history, data/series/<name>.js, loaded then), and small
+// multiples per device.
 //
 // Every string from the data (labels, versions, messages, URLs) came from a
 // run record that another machine wrote: it is inserted with textContent /
@@ -499,7 +501,7 @@
   }
 
   function summary(r) {
-    const n = r.days.length;
+    const n = r.nights == null ? r.days.length : r.nights;
     const bits = [`Latest ${r.latest_text} ${r.unit}`, `Δ prev ${r.delta_text}`, `${n} nightly point${n === 1 ? "" : "s"}`];
     if (n) bits.push(`since ${isoDay(points(r).days[0])}`);
     bits.push(r.better === "smaller" ? "smaller is better" : "bigger is better");
@@ -511,7 +513,8 @@
       bits.push("no recent change detected");
     }
     if (r.mark) bits.push(`triage: ${r.mark.mark} #${r.mark.issue} (change of ${r.mark.night})${r.mark.link ? " " + r.mark.link : ""}`);  // docs/triage.md
-    if (r.failures.length) bits.push(`${r.failures.length} failure${r.failures.length === 1 ? "" : "s"}`);
+    const fails = r.failures_total == null ? r.failures.length : r.failures_total;
+    if (fails) bits.push(`${fails} failure${fails === 1 ? "" : "s"}`);
     if (r.skipped) bits.push(`${r.skipped} skipped`);
     return bits.join(" · ");
   }
@@ -551,11 +554,70 @@
     const last = [];
     if (p.run.length) last.push(p.run[p.run.length - 1]);
     if (r.failures.length) last.push(r.failures[r.failures.length - 1][1]);
-    const newest = Math.max(...last);  // run indices are in time order
+    const newest = Math.max(...last);  // run indices are in time order (a loaded history's among themselves)
     return last.length ? runInfo(newest).url : null;
   }
 
-  function openDetail(r, { scroll = true } = {}) {
+  // A series' whole history (data/series/<name>.js, a script so that it loads
+  // from disk too), fetched when its chart opens; the overview holds its
+  // newest nights.
+  const scripts = new Map();
+  function loadScript(src) {
+    if (!scripts.has(src)) {
+      scripts.set(src, new Promise((resolve, reject) => {
+        const s = document.createElement("script");
+        s.src = src;
+        s.onload = resolve;
+        s.onerror = () => reject(new Error(`${src} did not load`));
+        document.head.appendChild(s);
+      }));
+    }
+    return scripts.get(src);
+  }
+
+  // Every run and environment the histories index (data/tables.js), joined
+  // once after the overview's own: a history's index i is the page's i + offset.
+  let tables = null;
+  function loadTables() {
+    if (!tables) {
+      tables = loadScript("data/tables.js").then(() => {
+        const t = window.BENCH_TABLES || { runs: [], envs: [] };
+        const offset = { runs: state.runs.length, envs: state.envs.length };
+        state.runs.push(...t.runs);
+        state.envs.push(...t.envs);
+        return offset;
+      });
+    }
+    return tables;
+  }
+
+  function loadHistory(r) {
+    if (!r.history || r._full) return Promise.resolve();
+    return Promise.all([loadTables(), loadScript(r.history)]).then(([offset]) => {
+      const h = (window.BENCH_SERIES || {})[r.history];
+      if (!h || r._full) return;
+      const n = h.days.length, days = new Array(n), run = new Array(n), env = new Array(n);
+      let d = 0, k = 0, e = 0;
+      for (let i = 0; i < n; i++) {
+        d += h.days[i]; k += h.run[i]; e += (h.env || [])[i] || 0;
+        days[i] = d; run[i] = k + offset.runs; env[i] = h.env && h.env.length ? e + offset.envs : null;
+      }
+      Object.assign(r, { days: h.days, values: h.values, host: h.host, _days: days, _run: run, _env: env, _full: true,
+                         failures: h.failures.map(([day, i, kind, msg]) => [day, i + offset.runs, kind, msg]) });
+    });
+  }
+
+  function openDetail(r, opts = {}) {
+    if (r.history && !r._full) {
+      state.selected = r;
+      loadHistory(r).then(() => { if (state.selected === r) openDetail(r, opts); }, (e) => {
+        const err = $("error");
+        err.textContent = `Could not load the history of ${seriesName(r)} (${e.message}).`;
+        err.hidden = false;
+      });
+      return;
+    }
+    const { scroll = true } = opts;
     state.selected = r;
     for (const tr of document.querySelectorAll("#series-table tbody tr")) {
       tr.setAttribute("aria-selected", tr._row === r ? "true" : "false");
@@ -757,9 +819,9 @@
       document.documentElement.dataset.ready = "error";
       return;
     }
-    if (data.format !== 1) {
+    if (data.format !== 1 && data.format !== 2) {
       const err = $("error");
-      err.textContent = `data/index.json is format ${data.format}; this page reads format 1. Rebuild the site.`;
+      err.textContent = `data/index.json is format ${data.format}; this page reads formats 1 and 2. Rebuild the site.`;
       err.hidden = false;
     }
     state.data = data;

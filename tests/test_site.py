@@ -62,7 +62,7 @@ def test_index_has_every_point_delta_encoded_with_labels_verbatim():
     (s,) = series.values()
     rows = [row(s, latest=103.0, delta=0.0198, status="Failed", change=Change(1, 100.0, 102.0, 0.02))]
     index = site_index(series, rows, generated_at=NOW)
-    assert index["format"] == 1 and index["generated_at"] == "2026-12-02T12:00:00Z"
+    assert index["format"] == 2 and index["generated_at"] == "2026-12-02T12:00:00Z"
     assert index["newest_run"] == "2026-11-05T02:00:00Z"
     (entry,) = index["series"]
     for key in ("backend", "device", "model", "mode", "latest", "delta_prev", "trend", "runs", "status"):
@@ -248,7 +248,7 @@ def test_serve_serves_the_site_without_caching(tmp_path):
         with urllib.request.urlopen(base) as r:
             assert r.headers["Cache-Control"] == "no-cache" and b"app.js" in r.read()
         with urllib.request.urlopen(base + "data/index.json") as r:
-            assert r.headers["Content-Type"] == "application/json" and json.load(r)["format"] == 1
+            assert r.headers["Content-Type"] == "application/json" and json.load(r)["format"] == 2
     finally:
         server.shutdown()
         server.server_close()

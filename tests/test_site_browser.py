@@ -321,3 +321,37 @@ RING_PIXELS = """c => { const d = c.getContext('2d').getImageData(0, 0, c.width,
     let n = 0; for (let i = 0; i < d.length; i += 4)
       if (d[i] > 150 && d[i + 1] < 90 && d[i + 2] > 160 && d[i + 3] > 200) n++;
     return n; }"""
+
+
+@pytest.mark.parametrize("over", ["http", "file"])
+def test_a_chart_loads_its_whole_history_when_opened(browser, tmp_path, over):
+    """The first download is the overview (the newest 90 nights); opening a
+    chart loads that series' data/series/*.js, from disk as over http."""
+    data, out = tmp_path / "data", tmp_path / "site"
+    synthetic.write_history(data, 120, targets=(("jax", "cpu"),), end=T0, fail_rate=0)
+    assert cli.main(["site", "--data", str(data), "--out", str(out), "--no-plots"]) == 0
+    server = None
+    if over == "http":
+        server = make_server(out, "127.0.0.1", 0, quiet=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    errors, loaded = [], []
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    pg.on("request", lambda r: loaded.append(r.url.rsplit("/", 2)[-2:]))
+    try:
+        pg.goto(f"http://127.0.0.1:{server.server_address[1]}/" if server else (out / "index.html").as_uri())
+        pg.wait_for_selector("html[data-ready=all]", timeout=15000)
+        assert not [u for u in loaded if u[0] == "series"]  # nothing of the histories yet
+        pg.locator("#series-table tbody tr").first.click()
+        first = (T0 - timedelta(days=119)).date().isoformat()
+        pg.locator("#detail-summary", has_text=f"since {first}").wait_for(timeout=10000)  # no eval: the CSP
+        text = pg.locator("#detail-summary").inner_text()
+        assert "120 nightly points" in text and f"since {first}" in text  # the first of all 120, not of the 90
+        assert len([u for u in loaded if u[0] == "series"]) == 1
+    finally:
+        context.close()
+        if server:
+            server.shutdown()
+            server.server_close()
+    assert errors == []

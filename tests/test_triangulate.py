@@ -78,11 +78,10 @@ def test_a_backend_change_says_whether_the_backend_itself_moved():
     assert seen == {True, False}
 
 
-def test_a_device_change_names_the_driver_and_os_change():
+def test_a_device_change_names_the_driver_change():
     seen = set()
     for case, k, o in classified("device"):
         assert ("driver 570 → 575" in o.machine) == case.machine[k]
-        assert ("os Linux-6.8 → Linux-6.9" in o.machine) == case.machine[k]
         assert not o.bisect_keras()
         seen.add(case.machine[k])
     assert seen == {True, False}

@@ -94,9 +94,7 @@ def build(kind: str, seed: int) -> Case:
                 t = START + timedelta(days=i)
                 env = (("driver", "575" if (d in bumped_driver and i >= night) else "570"),
                        (b, "2.1" if (b in bumped_pkg and i >= night) else "2.0"))
-                new_os = d in bumped_driver and i >= night  # a driver update with a kernel update
-                state = (("driver", env[0][1]), ("os", "Linux-6.9" if new_os else "Linux-6.8"),
-                         ("runner", f"runner-{d}"))
+                state = (("driver", env[0][1]), ("runner", f"runner-{d}"))
                 pts.append(Point(day=t.date(), value=v, started_at=t, attempt=1, run_id=str(i),
                                  keras_version=f"3.16.0.dev{t:%Y%m%d}02", url=None, env=env, state=state))
             series[key] = Series(key, "samples/s", "bigger", tuple(pts), (), (), START + timedelta(days=NIGHTS - 1))

@@ -18,7 +18,7 @@ from bench.config import MALLOC_TUNABLES, MALLOC_VARS, TUNABLES_VAR
 # pressure move every night: they are shown, never listed as a change.
 CHANGES = ("keras", "keras_commit", "backend", "driver", "cuda", "cudnn", "gpu", "sm_clock_mhz",
            "memory_clock_mhz", "power_limit_w", "cpu", "governor", "threads", "malloc", "floatx", "dtype_policy",
-           "protocol", "reference", "runner", "os")
+           "protocol", "reference", "runner")
 _KERAS = {"keras", "keras-nightly", "keras_nightly"}
 
 
@@ -104,7 +104,6 @@ def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None
     if ab.get("reference") is True:  # bench run --reference: the frozen build beside this one
         put("reference", ab.get("reference_keras_version") or "unknown")
     put("runner", env.get("runner"))
-    put("os", env.get("os"))  # platform.platform(): the kernel too, so an OS update shows
     return tuple(sorted(out.items()))
 
 

@@ -12,8 +12,10 @@ are kept per series, not as points. Runs of another Keras (environment
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
+from operator import attrgetter
 from datetime import date, datetime
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence
 
 from bench.analyse import envsummary, host
 from bench.records.extensions import reference_side
@@ -49,8 +51,11 @@ class Point:
     # The night's own standard error of log(value), where the record carries
     # one (a reference ratio's pairs); the status takes it as a noise floor.
     se: float | None = None
+    # (q1, median, q3) of `samples` to 6 significant digits where the point was read
+    # from the summary (bench/analyse/summarised.quartiles), which keeps these instead.
+    quartiles: tuple[float, float, float] | None = None
 
-    @property
+    @cached_property  # protocol_start asks every point of a series, twice a command
     def protocol(self) -> str:
         """The measurement protocol, 'name vN' (run.protocol; records from
         before it existed were measured by protocol 1)."""
@@ -70,10 +75,57 @@ def record_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
     return envsummary.summary(rec.environment, rec.data.get("run"))
 
 
+class Points(Sequence):
+    """A series' points, oldest first, each made when first asked for (then
+    kept): a ten-year series read from the summary has 3,650, and the status
+    reads a few dozen of them. `values` and `protocols` are the points' own,
+    as lists, for the readers that want every one (Series.values, protocol_start).
+    Immutable, and equal to the tuple of the same points."""
+
+    __slots__ = ("_make", "_made", "values", "protocols")
+
+    def __init__(self, make: Callable[[int], Point], values: list[float], protocols: list[str]):
+        if len(values) != len(protocols):
+            raise ValueError(f"Points: {len(values)} values, {len(protocols)} protocols; expected as many")
+        self._make, self._made = make, [None] * len(values)
+        self.values, self.protocols = values, protocols
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return tuple(self[j] for j in range(*i.indices(len(self))))
+        n = len(self.values)
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError(f"point {i} of {n}")
+        p = self._made[j]
+        if p is None:
+            p = self._made[j] = self._make(j)
+        return p
+
+    def __iter__(self) -> Iterator[Point]:
+        made = self._made
+        for j, p in enumerate(made):
+            yield p if p is not None else self[j]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Sequence) and tuple(self) == tuple(other)
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+
 def protocol_start(points: Sequence[Point]) -> int:
     """Index of the first of the newest points measured under the newest
     point's protocol: a protocol change moves the numbers by itself, so the
     status never compares across it (it would read as a Keras change)."""
+    if isinstance(points, Points):  # the protocols as they are, no Point made
+        protocols, i = points.protocols, len(points)
+        while i > 0 and protocols[i - 1] == protocols[-1]:
+            i -= 1
+        return i
     i = len(points)
     while i > 0 and points[i - 1].protocol == points[-1].protocol:
         i -= 1
@@ -118,6 +170,8 @@ class Series:
         return self.key[3]
 
     def values(self) -> list[float]:
+        if isinstance(self.points, Points):
+            return list(self.points.values)
         return [p.value for p in self.points]
 
     def latest_failed(self) -> bool:
@@ -167,48 +221,75 @@ def build_series(records: Iterable[RunRecord],
     `speed`: the points carry the host reading (host.reading, ~25 µs a
     record of 30 workers), which only the headline's status note and `bench
     show` use: `table_series` and `all_series` ask for it."""
+    return group(_entries(records, results, state or record_state, speed))
+
+
+_day = attrgetter("day")
+
+# What group() takes: (key, status, a Point when ok else a Failure, unit, better),
+# in the records' order (history.load_history's: oldest first).
+Entry = tuple[SeriesKey, str, "Point | Failure", str, str]
+
+
+def _entries(records: Iterable[RunRecord], results, state, speed: bool) -> Iterator[Entry]:
+    for rec in records:
+        if not rec.is_nightly:
+            continue
+        t, attempt = rec.started_at, rec.attempt
+        point_state = state(rec)
+        by, reading = (host.reading(rec.data) if speed else None) or (None, None)
+        for r in results(rec):
+            key = (rec.backend, rec.device, r.model, r.mode)
+            if r.status == "ok":
+                yield key, "ok", Point(rec.night, float(r.value), t, attempt, rec.run_id,
+                                       rec.keras_version, rec.url, tuple(r.samples), r.unit,
+                                       keras_commit=_text(rec.environment.get("keras_commit")),
+                                       env=env_fingerprint(rec.environment), state=point_state,
+                                       host=reading, host_basis=by, se=r.se), r.unit, r.better
+            else:
+                yield key, r.status, Failure(t, attempt, rec.run_id, r.error.kind if r.error else "unsupported",
+                                             r.error.message if r.error else "", rec.keras_version,
+                                             rec.url), r.unit, r.better
+
+
+def group(entries: Iterable[Entry], points: Callable[[list], Sequence[Point]] = tuple) -> dict[SeriesKey, Series]:
+    """Series from (key, status, point or failure, unit, better) in record
+    order: per night the newest point wins (is_newer), failures and skips are
+    kept oldest first, a series' unit and direction are its last ok result's.
+    An ok entry's item needs only day, started_at, attempt and unit;
+    `points` makes a series' points from the winning items, oldest first."""
     ok: dict[SeriesKey, dict[date, Point]] = {}
     fails: dict[SeriesKey, list[Failure]] = {}
     skips: dict[SeriesKey, list[Failure]] = {}
     meta: dict[SeriesKey, tuple[str, str]] = {}
     seen: dict[SeriesKey, datetime] = {}
-    for rec in records:
-        if not rec.is_nightly:
-            continue
-        t, attempt = rec.started_at, rec.attempt
-        point_state = (state or record_state)(rec)
-        by, reading = (host.reading(rec.data) if speed else None) or (None, None)
-        for r in results(rec):
-            key = (rec.backend, rec.device, r.model, r.mode)
-            seen[key] = max(seen.get(key, t), t)
-            if r.status == "ok":
-                p = Point(rec.night, float(r.value), t, attempt, rec.run_id,
-                          rec.keras_version, rec.url, tuple(r.samples), r.unit,
-                          keras_commit=_text(rec.environment.get("keras_commit")),
-                          env=env_fingerprint(rec.environment), state=point_state, host=reading, host_basis=by,
-                          se=r.se)
-                days = ok.setdefault(key, {})
-                old = days.get(p.day)
-                if old is None or is_newer(p, old):
-                    days[p.day] = p
-                meta[key] = (r.unit, r.better)
-            else:
-                f = Failure(t, attempt, rec.run_id, r.error.kind if r.error else "unsupported",
-                            r.error.message if r.error else "", rec.keras_version, rec.url)
-                (fails if r.status == "failed" else skips).setdefault(key, []).append(f)
-                meta.setdefault(key, (r.unit, r.better))
+    for key, status, item, unit, better in entries:
+        t = item.started_at
+        last = seen.get(key)
+        if last is None or t > last:
+            seen[key] = t
+        if status == "ok":
+            days = ok.setdefault(key, {})
+            old = days.get(item.day)
+            if old is None or is_newer(item, old):
+                days[item.day] = item
+            meta[key] = (unit, better)
+        else:
+            (fails if status == "failed" else skips).setdefault(key, []).append(item)
+            meta.setdefault(key, (unit, better))
     out = {}
     for key in sorted(seen):
         unit, better = meta[key]
-        points = sorted(ok.get(key, {}).values(), key=lambda p: p.day)
-        if points:
+        kept = sorted(ok.get(key, {}).values(), key=_day)
+        if kept:
             # A bench that changed its unit (MiB/s -> GiB/s in a real history)
             # would read as a huge step: chart only the newest unit's points.
-            unit = points[-1].unit
-            points = [p for p in points if p.unit == unit]
+            unit = kept[-1].unit
+            if any(p.unit != unit for p in kept):
+                kept = [p for p in kept if p.unit == unit]
         out[key] = Series(
             key=key, unit=unit, better=better,
-            points=tuple(points),
+            points=points(kept),
             failures=tuple(sorted(fails.get(key, []), key=newness)),
             skipped=tuple(sorted(skips.get(key, []), key=newness)),
             last_seen=seen[key],

@@ -78,7 +78,7 @@ MIN_BEFORE, MIN_AFTER = 3, 2   # fewer nights on a side: not a control
 SLACK_DAYS = 1
 # Machine fields of envsummary whose change a device class names.
 MACHINE = ("driver", "cuda", "cudnn", "gpu", "sm_clock_mhz", "memory_clock_mhz", "power_limit_w",
-           "cpu", "governor", "threads", "malloc", "runner", "os")
+           "cpu", "governor", "threads", "malloc", "runner")
 _NOT_BACKEND = {"driver", "runner"}  # Point.env's fields besides the backend packages
 
 

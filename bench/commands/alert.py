@@ -2,7 +2,7 @@
 
   python -m bench alert --data DIR [--repo OWNER/NAME] [--dry-run] [--link URL] [--author LOGIN] [--confirm]
 
-Pipeline: load (thresholds, every record under DIR/runs, the open issues
+Pipeline: load (thresholds, DIR/summary or every record under DIR/runs, the open issues
 that --author (the bot) opened with a hidden series marker, through `gh
 api`; bench/ci/issues.py says why not by label) -> compute (the status table;
 per series: open an issue when it turns Regressed, comment when the change
@@ -29,7 +29,6 @@ from statistics import median
 from bench import config
 from bench.errors import UsageError
 from bench.records import triage
-from bench.records.history import load_history
 
 
 def add_arguments(parser):
@@ -47,15 +46,15 @@ def add_arguments(parser):
 
 def main(args) -> int:
     from bench.ci import alert, confirm_alert, issues
-    from bench.commands.report import compute
-    from bench.present.table import alerting
+    from bench.commands.source import TABLE, load_series
+    from bench.present.table import alerting, build_rows
 
     repo = args.repo or os.environ.get("GITHUB_REPOSITORY", "")
     if "/" not in repo.strip("/"):
         raise UsageError(f"--repo {repo!r}; expected OWNER/NAME (or $GITHUB_REPOSITORY)")
     cfg = config.load(args.config)
-    series, rows = compute(load_history(args.data, warn=sys.stderr).records, cfg.trends,
-                           triage.load(args.data, warn=sys.stderr))
+    series = load_series(args.data, TABLE, verb="alert", warn=sys.stderr).series  # the summary when fresh
+    rows = build_rows(series, cfg.trends, triage.load(args.data, warn=sys.stderr))
     recent = {"/".join(k): median(s.values()[-cfg.trends.confirm:]) for k, s in series.items() if s.points}
     try:
         open_issues = issues.list_open(repo, args.author or issues.BOT)

@@ -108,11 +108,13 @@ def _echo(probe):
 
 def _nightlies(data: str, key) -> dict:
     """{keras version: its first point} of the series in `data`, oldest first."""
-    from bench.analyse.series import build_series
+    from bench.analyse.series import is_headline
+    from bench.commands.source import load_series
     from bench.compare.bisect import BisectError
-    from bench.records.history import load_history
 
-    series = build_series(load_history(data, warn=sys.stderr).records)
+    # The summary when fresh: scripts/checkout-data.sh checks out only the newest months' records.
+    series = {k: s for k, s in load_series(data, verb="bisect", warn=sys.stderr).series.items()
+              if is_headline(k[3])}
     if key not in series:
         known = ", ".join("/".join(k) for k in list(series)[:MAX_LISTED]) or "no series"
         raise BisectError(f"--series {'/'.join(key)} is not in {data}; it has: {known}")
@@ -126,14 +128,13 @@ def _nightlies(data: str, key) -> dict:
 def _origin(args, key, nightlies):
     """Whose change the series' change is, when --good and --bad are nightlies
     of --data that bracket its first night; else None (nothing to narrow)."""
-    from bench.analyse.series import all_series
     from bench.analyse.trends import assess
     from bench.analyse.triangulate import triangulate
-    from bench.records.history import load_history
+    from bench.commands.source import load_series
 
     if not nightlies or args.good not in nightlies or args.bad not in nightlies:
         return None
-    series = all_series(load_history(args.data, warn=sys.stderr).records)
+    series = load_series(args.data, verb="bisect", warn=None).series  # _nightlies named the bad files
     newest = max(s.last_seen for s in series.values())
     trends = config.load(args.config).trends
     origin = triangulate(series, {k: assess(s, newest, trends) for k, s in series.items()}).get(key)

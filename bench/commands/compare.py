@@ -37,12 +37,14 @@ from __future__ import annotations
 
 import sys
 import textwrap
+from types import SimpleNamespace
 from pathlib import Path
 
 from bench import config
 from bench.commands.arguments import positive_int
 from bench.errors import UsageError
-from bench.compare.baseline import baseline_from_records, load_baseline, setting
+from bench.commands.source import baseline_records
+from bench.compare.baseline import baseline_from_history, baseline_from_records, load_baseline, setting
 from bench.compare.files import read_records
 from bench.compare.head import head_from_records
 from bench.records.extensions import ab_side, reference_side
@@ -68,6 +70,19 @@ def add_arguments(parser):
         for i, rule in enumerate(rules(), 1))
 
 
+def _from_summary(base: list[str], nights: int, like):
+    """The baseline of one data folder read through its summary: only the records
+    the last `nights` nights (measured `like`) came from (commands/source.py); None otherwise."""
+    if len(base) != 1 or not (Path(base[0]) / "runs").is_dir():
+        return None
+    keep = None if like is None else (lambda run: setting(SimpleNamespace(data={"run": run})) == like)
+    records = baseline_records(base[0], nights, keep=keep)
+    if records is None:
+        return None
+    how = f" measured as {like[0]}, {like[1]}" if like else ""
+    return baseline_from_history(records, nights, f"last {nights} nights of {Path(base[0])}{how}", like)
+
+
 def main(args) -> int:
     settings = config.load(args.config).compare
     nights = args.nights if args.nights is not None else settings.nights
@@ -82,8 +97,9 @@ def main(args) -> int:
                                                    f"{', '.join(runs)}")
         head = head_from_records(sides[1])
     else:
+        like = _one_setting(records)
         try:
-            baseline = load_baseline(args.base, nights, like=_one_setting(records))
+            baseline = _from_summary(args.base, nights, like) or load_baseline(args.base, nights, like=like)
         except ValueError as e:  # a data folder mixed with records: a usage error
             raise UsageError(str(e)) from None
         head = head_from_records(records)

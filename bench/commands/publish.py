@@ -9,7 +9,8 @@ size and shape caps, strict JSON, the record contract, bounded numbers,
 plain labels, only the models and modes benchmarks.yaml (--config) names,
 dates, provenance and the artifact's name; then the caps per artifact and
 per run) -> compute (where each admitted record goes on the branch) ->
-write (one commit adding every new record, pushed with retries on races).
+write (one commit adding every new record, and appending them to the
+summary when the branch has one, pushed with retries on races).
 
 Quarantine: one publish takes what is good and refuses what is not. Each
 refused file is one line on stderr, `bench publish: refused FILE: REASON`,
@@ -54,6 +55,7 @@ from pathlib import Path
 from bench import config
 from bench.commands.arguments import positive_int
 from bench.errors import EXIT_OK, EXIT_SOME_REFUSED, UsageError
+from bench.records import summary as summary_store
 from bench.records.guard import Gate, Provenance, Refusal, admit_all, load_provenance, one_line
 from bench.records.record import RecordError, parse_time
 from bench.records.store import DEFAULT_BRANCH, PublishResult, Retry, publish, record_files
@@ -86,10 +88,44 @@ def main(args) -> int:
     result = None
     if admitted:                                            # compute + write: one commit or none
         result = publish(admitted, args.repo, args.branch,
-                         retry=Retry(attempts=args.attempts), log=sys.stderr)
+                         retry=Retry(attempts=args.attempts), log=sys.stderr, derive=summary_files)
         refused += result.refused
     report(result, refused, len(files))
     return EXIT_SOME_REFUSED if refused else EXIT_OK
+
+
+def summary_files(read, new) -> dict[str, str]:
+    """The summary's newest month(s) and coverage with `new` records appended
+    (bench/records/summary.py); nothing when the branch has no summary yet
+    (`bench summary` builds it; the readers use the records meanwhile).
+    Reads only those files from the branch: a publish's cost does not grow
+    with the history."""
+    from bench.analyse.summarised import summary_line
+
+    folder = summary_store.FOLDER
+    text = read(f"{folder}/{summary_store.COVERAGE}")
+    if text is None:
+        return {}
+    try:
+        cov = summary_store.Coverage.from_text(text, f"{folder}/{summary_store.COVERAGE}")
+    except ValueError as e:
+        print(f"bench publish: {e}; the summary is left as it is (`bench summary` rebuilds it)", file=sys.stderr)
+        return {}
+    by_month: dict[str, list] = {}
+    for rec in new:
+        month = summary_store.month_of(rec.relpath())
+        if month is not None:
+            by_month.setdefault(month, []).append(summary_line(rec, rec.relpath()))
+    months, out = dict(cov.months), {}
+    for month, lines in sorted(by_month.items()):
+        try:
+            out[f"{folder}/{month}.jsonl"], months[month] = summary_store.merge_month(read(f"{folder}/{month}.jsonl"), lines)
+        except (ValueError, KeyError, TypeError) as e:
+            print(f"bench publish: {folder}/{month}.jsonl is not a summary month ({e}); the summary is left "
+                  "as it is (`bench summary` rebuilds it)", file=sys.stderr)
+            return {}
+    out[f"{folder}/{summary_store.COVERAGE}"] = summary_store.Coverage(months).to_json()
+    return out
 
 
 def _gate(args) -> Gate:

@@ -11,8 +11,9 @@ exits 1 when any series is Regressed, naming them on stderr. Where a device
 runs a reference build, its '<mode>.vs-ref' row's status stands for the
 samples/s row in both (bench.present.table.alerting).
 
-Pipeline: load (benchmarks.yaml thresholds, every run record under DIR/runs;
-bad files are skipped and named on stderr) -> compute (series, status per
+Pipeline: load (benchmarks.yaml thresholds; DIR/summary when it covers
+DIR/runs, else every run record under DIR/runs; bad files are skipped and
+named on stderr) -> compute (series, status per
 series) -> write (the table to stdout or --out; optionally the README
 section between <!-- bench:table:start --> and <!-- bench:table:end -->, and
 PNG plots). Nothing under --data is ever written.
@@ -28,8 +29,10 @@ from bench.records import atomic
 
 from bench import config
 from bench.records import triage
-from bench.records.history import load_history, paused_gc
+from bench.records.history import paused_gc
 from bench.analyse.trends import STATUSES
+from bench.commands.source import TABLE, load_series
+from bench.present.table import build_rows, sort_rows
 from bench.errors import UsageError
 
 FORMATS = ("markdown", "html", "json")
@@ -60,12 +63,12 @@ def main(args) -> int:
     if bad:
         raise UsageError(f"--status {bad!r}; expected names from {', '.join(STATUSES)}, comma-separated")
     cfg = config.load(args.config)
-    history = load_history(args.data, warn=sys.stderr)  # today's stderr, not import time's
+    loaded = load_series(args.data, TABLE, verb="report", warn=sys.stderr)  # today's stderr, not import time's
+    series = loaded.series
     with paused_gc():
-        series, rows = compute(history.records, cfg.trends, triage.load(args.data, warn=sys.stderr))
-    from bench.present.table import sort_rows
+        rows = build_rows(series, cfg.trends, triage.load(args.data, warn=sys.stderr))
     rows = sort_rows(rows, args.sort)
-    _summary(args.data, len(history.records), len(history.problems))
+    _summary(args.data, loaded.read, len(loaded.problems))
     write(args, series, rows)
     return _fail_on(args.fail_on, rows)
 
@@ -102,14 +105,6 @@ def _outputs_inside_data(args) -> str | None:
         if value and Path(value).resolve().is_relative_to(data):
             return f"--{flag} {value}"
     return None
-
-
-def compute(records, trends, marks=()):
-    from bench.present.table import build_rows
-    from bench.analyse.series import table_series
-
-    series = table_series(records)  # headline series, and their ratio to a reference build where run
-    return series, build_rows(series, trends, marks)  # marks: bench.records.triage (docs/triage.md)
 
 
 def render(rows, fmt: str, by: str = "status") -> str:

@@ -2,7 +2,7 @@
 
   python -m bench show BACKEND/DEVICE/MODEL/MODE --data DIR
 
-Pipeline: load (thresholds, every record under DIR/runs; bad files are
+Pipeline: load (thresholds, DIR/summary or every record under DIR/runs; bad files are
 named on stderr and skipped) -> compute (the series and its status) ->
 write (one line per night: date, value, Δ to the night before, Keras
 version and commit, the host's speed against the nights before, a mark:
@@ -16,7 +16,7 @@ import sys
 
 from bench import config
 from bench.errors import UsageError
-from bench.records.history import load_history
+from bench.commands.source import load_series
 
 MAX_LISTED = 20  # an unknown series lists at most this many known ones
 
@@ -28,7 +28,7 @@ def add_arguments(parser):
 
 
 def main(args) -> int:
-    from bench.analyse.series import all_series, parse_key
+    from bench.analyse.series import parse_key
     from bench.analyse.trends import assess
     from bench.present.nights import render_nights
 
@@ -37,7 +37,7 @@ def main(args) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     cfg = config.load(args.config)
-    series = all_series(load_history(args.data, warn=sys.stderr).records)  # metric and vs-ref series too
+    series = load_series(args.data, verb="show", warn=sys.stderr).series  # metric and vs-ref series too
     if key not in series:
         known = ["/".join(k) for k in series][:MAX_LISTED]
         raise UsageError(f"series {args.series!r} is not in {args.data}; it has: "

@@ -14,10 +14,9 @@ from pathlib import Path
 
 from bench import config
 from bench.records import triage
-from bench.records.history import load_history
+from bench.commands.source import load_series
 from bench.records.record import parse_time, utc_now
 from bench.present.table import build_rows
-from bench.analyse.series import all_series
 from bench.present.site import TEMPLATE, SiteError, write_site
 
 
@@ -39,14 +38,14 @@ def main(args) -> int:
     cfg = config.load(args.config)
     data, out = Path(args.data), Path(args.out)
     _refuse_overlap(data, out)
-    history = load_history(data)
-    series = all_series(history.records)  # headline and metric series (latency p99, memory, energy)
+    loaded = load_series(data, verb="site")
+    series = loaded.series  # headline and metric series (latency p99, memory, energy)
     rows = build_rows(series, cfg.trends, triage.load(data, warn=sys.stderr))
     index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
                        template=args.template, repository=args.repository,
                        warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))
     points = sum(len(s.points) for s in series.values())
-    print(f"bench site: {len(series)} series, {points} points, {len(history.problems)} files skipped; "
+    print(f"bench site: {len(series)} series, {points} points, {len(loaded.problems)} files skipped; "
           f"data/index.json {index.stat().st_size / 1e6:.2f} MB", file=sys.stderr)
     print(out / "index.html")
     return 0

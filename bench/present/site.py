@@ -3,27 +3,35 @@
 SITE/
   index.html, app.js, style.css, vendor/   copied from gh-pages-template/
   palette.css                              the status colours (bench/present/palette.json)
-  data/index.json                          site_index(): the table rows and every point
+  data/index.json                          site_index(): the table rows and the overview
+                                           (each series' newest OVERVIEW_NIGHTS points)
   data/index.js                            the same, as `window.BENCH_DATA = {...};` for file://
+  data/series/<b>--<d>--<m>--<mode>.js     a series' whole history, loaded when its chart
+                                           opens: `(window.BENCH_SERIES ||= {})[name] = {...}`
+  data/tables.js                           the runs and environments the histories index
   data/table.md                            the README table (render_markdown)
   plots/*.png                              one per series + overview.png (write_plots)
 
-data/index.json (format 1) keeps five years of nightly history small:
+data/index.json (format 2) is what the page downloads first:
   "palette": {status: '#rrggbb'} (bench/present/palette.json)
   "runs":   [[run_id, attempt, keras_version|null, url|null], ...] (url only
             when it is a run page of this repository: run_url) shared by
-            every series, oldest first; points and failures refer to it by index
+            every series' overview, oldest first; points and failures refer to it by index
   "series": one object per table row: the DESIGN keys of `report --format json`
             (backend, device, model, mode, latest, delta_prev, trend, runs,
             status) and
               latest_text, delta_text, note   as the README prints them
               unit, better              better is 'bigger' or 'smaller'
-              days    days since 1970-01-01, delta-encoded (first absolute, then
-                      the gap to the previous point)
+              days    days since 1970-01-01 of the newest OVERVIEW_NIGHTS points,
+                      delta-encoded (first absolute, then the gap to the previous point)
+              nights  the series' number of points (all of them)
+              history null when `days` holds every point, else the file with all
+                      of them (data/series/...js)
+              failures_total  the series' number of failures
               values  the point values in `unit`, 6 significant digits
               run     index into "runs", delta-encoded like days
-              failures [[day, run, kind, message], ...] oldest first (a
-                       message over MESSAGE_CHARS is cut with '…')
+              failures [[day, run, kind, message], ...] oldest first, from the
+                       first overview point on (a message over MESSAGE_CHARS is cut with '…')
               skipped  count of skipped results (e.g. unsupported)
               change   null or {index, day, from_day, before, after, relative}:
                        the detected change (index into the points, its day, the
@@ -44,20 +52,24 @@ data/index.json (format 1) keeps five years of nightly history small:
             software that night, bench.analyse.envsummary), shared
   "env_changes": the fields listed as "changed since the previous point"
   "host_held": a fraction (host.HELD): below it the tooltip calls the host as before
+data/series/<name>.js holds {"days", "values", "run", "env", "failures",
+"host"} as above for every point of one series, indexed into "runs" and
+"envs" of data/tables.js (`window.BENCH_TABLES = {...}`: every run and
+environment of every point, loaded with the first history a page opens).
 Format 1 gained "host" and "host_held" on 2026-12-06: optional, so a page
-reading an index without them shows no host line.
+reading an index without them shows no host line. Format 2 (2026-12-07): the
+overview and data/series/.
 Labels and messages are stored as they are; the page inserts them as text.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import shutil
-import statistics
 import tempfile
+from dataclasses import replace
 from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
@@ -66,15 +78,22 @@ from typing import Callable, Mapping, Sequence
 from bench.records.newest import newness
 from bench.errors import BenchError
 from bench.present import palette
-from bench.records.record import format_time
+from bench.records.record import format_time, safe
 from bench.present.markdown import cells, render_markdown
 from bench.present.table import Row, rows_to_json
 from bench.analyse import host
 from bench.analyse.envsummary import CHANGES
-from bench.analyse.series import Series, SeriesKey, in_table, metric_group
+from bench.analyse.summarised import quartiles
+from bench.analyse.series import Point, Series, SeriesKey, in_table, metric_group
 from bench.analyse.trends import BASELINE
 
-FORMAT = 1
+FORMAT = 2
+# The overview keeps each series' newest this many points: what the table's
+# charts and the small multiples show first. A chart that is opened loads the
+# rest (data/series/). At 10 years x 100 series the overview is 0.21 MB
+# against 5.0 MB for every point twice before (studies/bench_scale.py).
+OVERVIEW_NIGHTS = 90
+TABLES = "data/tables.js"  # every run and environment the histories refer to, loaded with the first
 # The repository's gh-pages-template/, shipped inside the package as
 # bench/present/template (a link, like bench/benchmarks.yaml; package-data), so
 # one copy exists and `bench site` works from any folder and from a wheel.
@@ -110,28 +129,69 @@ def _round(v: float) -> float:
 
 def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
                generated_at: datetime, plots: Mapping[SeriesKey, str] | None = None,
-               repository: str | None = None) -> dict:
+               repository: str | None = None, nights: int | None = None,
+               shifts: Mapping[SeriesKey, list] | None = None) -> dict:
     """The dashboard's data (format in the module docstring); pure.
 
     `rows` are build_rows(series, ...) in table order; `plots` maps a series
     key to its PNG path relative to the site root; a run's url is kept only
-    when it is a run of `repository` (run_url).
+    when it is a run of `repository` (run_url). `nights`: each series keeps
+    only its newest this many points (the overview; `history` names the file
+    with all of them); None keeps every point. `shifts`: host_shifts(series),
+    when the caller has them already.
     """
-    runs = _run_table(series)
-    envs = _env_table(series)
+    shifts = shifts if shifts is not None else host_shifts(series)
+    tails = {k: _tail(s, nights) for k, s in series.items()}
+    runs = _run_table(tails)
+    envs = _env_table(tails)
     newest = max((s.last_seen for s in series.values()), default=None)
     return {
         "format": FORMAT,
         "generated_at": format_time(generated_at),
         "palette": dict(palette.palette()),
         "newest_run": format_time(newest) if newest else None,
-        "runs": [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs],
-        "series": [_entry(row, data, series[_key(row)], runs, (plots or {}).get(_key(row)), envs)
-                   for row, data in zip(rows, rows_to_json(rows))],
+        "runs": _runs_json(runs, repository),
+        "series": [_entry(row, data, series[_key(row)], tails[_key(row)], runs, (plots or {}).get(_key(row)), envs,
+                          shifts[_key(row)]) for row, data in zip(rows, rows_to_json(rows))],
         "envs": [dict(state) for state in envs],
         "env_changes": list(CHANGES),
         "host_held": host.HELD,
     }
+
+
+def host_shifts(series: Mapping[SeriesKey, Series]) -> dict[SeriesKey, list]:
+    """Each series' night-by-night host shifts (host.night_shifts, as `bench show`)."""
+    return {k: host.night_shifts(s.points, before=BASELINE) for k, s in series.items()}
+
+
+def _runs_json(runs: Mapping[tuple, int], repository: str | None) -> list:
+    return [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs]
+
+
+def _tail(s: Series, nights: int | None) -> Series:
+    """`s` with its newest `nights` points and the failures from the first of them on."""
+    if nights is None or len(s.points) <= nights:
+        return s
+    first = s.points[-nights].day
+    return replace(s, points=s.points[-nights:], failures=tuple(f for f in s.failures if f.started_at.date() >= first))
+
+
+def history_name(key: SeriesKey) -> str:
+    """The file a series' whole history goes to, relative to the site root."""
+    return "data/series/" + "--".join(safe(part) for part in key) + ".js"
+
+
+def series_history(s: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int], shifts: list) -> dict:
+    """A series' every point and failure, indexed into the site's one table of
+    runs and of environments (history_tables): a night's run is shared by every
+    series of that night, so one table, not one per series."""
+    return _arrays(s, runs, envs, shifts)
+
+
+def history_tables(series: Mapping[SeriesKey, Series], repository: str | None = None) -> tuple[dict, dict, dict]:
+    """(runs, envs, their JSON): every run and environment of every point, for data/tables.js."""
+    runs, envs = _run_table(series), _env_table(series)
+    return runs, envs, {"runs": _runs_json(runs, repository), "envs": [dict(state) for state in envs]}
 
 
 def _key(row: Row) -> SeriesKey:
@@ -166,26 +226,24 @@ def _env_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
     return {state: i for i, state in enumerate(states)}
 
 
-def _spread(samples: Sequence[float]) -> dict:
-    """{"spread": interquartile range over the median (a fraction), "iqr": [q1, q3]}:
-    robust both for 7 timed repeats and for a workers v2 record's 200 per-call
-    latencies (whose tail the p99 series shows; v3 keeps one p50 per round);
-    nulls under 2 samples."""
-    if len(samples) < 2:
-        return {"spread": None, "iqr": None}
-    # Taken on samples over their largest: quantiles interpolate (a * 3 + b) / 4,
-    # which overflows to inf near the float maximum, and inf is not JSON. The
-    # record contract bounds samples (1e15); this keeps the index safe anyway.
-    scale = max(samples)
-    if not (math.isfinite(scale) and scale > 0):
-        return {"spread": None, "iqr": None}
-    q1, mid, q3 = statistics.quantiles([x / scale for x in samples], n=4)
-    return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None,
-            "iqr": [_round(q1 * scale), _round(q3 * scale)]}
+def _quartiles(p: Point) -> tuple[float, float, float] | None:
+    """A point read from the summary carries its samples' quartiles instead of the samples."""
+    return p.quartiles or quartiles(p.samples)
 
 
-def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str | None,
-           envs: Mapping[tuple, int] | None = None) -> dict:
+def _spread(q: tuple[float, float, float] | None) -> dict:
+    """{"spread": interquartile range over the median (a fraction), "iqr": [q1, q3]}
+    from a point's samples' quartiles (summarised.quartiles: robust both for 7
+    timed repeats and for a workers v2 record's 200 per-call latencies, whose
+    tail the p99 series shows); nulls without them (under 2 samples)."""
+    if q is None:
+        return {"spread": None, "iqr": None}
+    q1, mid, q3 = q
+    return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None, "iqr": [_round(q1), _round(q3)]}
+
+
+def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, int], plot: str | None,
+           envs: Mapping[tuple, int] | None, shifts: list) -> dict:
     text = cells(row)
     entry = {k: v for k, v in data.items() if k != "last_failure"}  # `failures` has it, cut to size
     entry.update({
@@ -195,20 +253,32 @@ def _entry(row: Row, data: dict, s: Series, runs: Mapping[tuple, int], plot: str
         "note": text[9] if len(text) > 9 else "",
         "unit": s.unit,
         "better": s.better,
-        "days": _deltas([_day(p.day) for p in s.points]),
-        "values": [_round(p.value) for p in s.points],
-        "run": _deltas([runs[_run_ref(p)] for p in s.points]),
-        "failures": [[_day(f.started_at.date()), runs[_run_ref(f)], f.kind, _cut(f.message)]
-                     for f in s.failures],
+        **_arrays(tail, runs, envs, shifts),
+        "nights": len(s.points),
+        "history": history_name(s.key) if len(tail.points) < len(s.points) else None,
+        "failures_total": len(s.failures),
         "skipped": len(s.skipped),
         "change": _change(row, s),
         "plot": plot,
         "metric": metric_group(s.mode),
-        "env": _deltas([envs[p.state] for p in s.points]) if envs is not None else [],
-        "host": _tenths(host.night_shifts(s.points, before=BASELINE)),
-        **_spread(s.points[-1].samples if s.points else ()),
+        **_spread(_quartiles(s.points[-1]) if s.points else None),
     })
     return entry
+
+
+def _arrays(tail: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int] | None, shifts: list) -> dict:
+    """The points and failures of `tail` (a series' newest points, or all of
+    them), indexed into `runs` and `envs`; `shifts`: the whole series' host shifts."""
+    n = len(tail.points)
+    return {
+        "days": _deltas([_day(p.day) for p in tail.points]),
+        "values": [_round(p.value) for p in tail.points],
+        "run": _deltas([runs[_run_ref(p)] for p in tail.points]),
+        "failures": [[_day(f.started_at.date()), runs[_run_ref(f)], f.kind, _cut(f.message)]
+                     for f in tail.failures],
+        "env": _deltas([envs[p.state] for p in tail.points]) if envs is not None else [],
+        "host": _tenths(shifts[len(shifts) - n:] if n else []),
+    }
 
 
 def _tenths(shifts: Sequence[float | None]) -> list[int | None]:
@@ -249,14 +319,18 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
         (stage / ".nojekyll").write_text("")  # Pages serves files as they are
         plot_paths = _write_plots(stage / "plots", series, rows, warn) if plots else {}
-        index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository)
+        shifts = host_shifts(series)
+        index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository,
+                           nights=OVERVIEW_NIGHTS, shifts=shifts)
         data = stage / "data"
         data.mkdir(exist_ok=True)
-        text = json.dumps(index, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+        text = _json(index)
         (data / "index.json").write_text(text + "\n", encoding="utf-8")
-        # The same data as a script: a page opened from disk (file://) may not
-        # fetch(), but it may load a script beside it (app.js falls back to it).
+        # The same overview as a script: a page opened from disk (file://) may
+        # not fetch(), but it may load a script beside it (app.js falls back to it).
+        # Only the overview is written twice; each whole history once, below.
         (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
+        _write_histories(stage, index, series, repository, shifts)
         (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
         # The README's table: the headline and vs-ref series (the other metric series are on the page).
         (data / "table.md").write_text(render_markdown([r for r in rows if in_table(r.mode)]),
@@ -266,6 +340,27 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         shutil.rmtree(stage, ignore_errors=True)
         raise
     return site / "data" / "index.json"
+
+
+def _json(data: dict) -> str:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _write_histories(stage: Path, index: dict, series: Mapping[SeriesKey, Series], repository: str | None,
+                     shifts: Mapping[SeriesKey, list]) -> None:
+    """data/tables.js (every run and environment) and one data/series/*.js per
+    series whose history is longer than the overview: scripts, so that they
+    load over http and from disk (file://) alike."""
+    longer = [e for e in index["series"] if e["history"]]
+    if not longer:
+        return
+    runs, envs, tables = history_tables(series, repository)
+    (stage / TABLES).write_text(f"window.BENCH_TABLES = {_json(tables)};\n", encoding="utf-8")
+    (stage / "data" / "series").mkdir()
+    for e in longer:
+        s = series[(e["backend"], e["device"], e["model"], e["mode"])]
+        (stage / e["history"]).write_text(f"(window.BENCH_SERIES = window.BENCH_SERIES || {{}})[{json.dumps(e['history'])}]"
+                                          f" = {_json(series_history(s, runs, envs, shifts[s.key]))};\n", encoding="utf-8")
 
 
 def _write_plots(plot_dir: Path, series, rows, warn) -> dict[SeriesKey, str]:

@@ -39,6 +39,7 @@ from typing import Callable, Iterable, Sequence, TextIO
 
 from bench.errors import EXIT_NO, BenchError
 from bench.records.guard import Refusal
+from bench.records import summary
 from bench.records.history import json_files
 from bench.records.record import RecordError, RunRecord, same_record_text, validate
 
@@ -58,6 +59,10 @@ _RETRYABLE = re.compile(
     re.IGNORECASE,
 )
 _CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
+# The one folder of files derived from the records (bench/records/summary.py):
+# a publish may add or rewrite files there, never a record.
+DERIVED = f"{summary.FOLDER}/"
+Derive = Callable[[Callable[[str], "str | None"], list[RunRecord]], dict[str, str]]
 
 
 class PublishError(BenchError, RuntimeError):
@@ -135,7 +140,8 @@ def record_files(args: Iterable[str | Path]) -> list[Path]:
 
 def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANCH, *,
             retry: Retry = Retry(), sleep: Callable[[float], None] = time.sleep,
-            rng: random.Random | None = None, log: TextIO | None = None) -> PublishResult:
+            rng: random.Random | None = None, log: TextIO | None = None,
+            derive: Derive | None = None) -> PublishResult:
     """Append `records` to `branch` of `repo` (a path or URL): each record
     whose path is free goes in one commit; the others are refused one by one.
 
@@ -146,10 +152,15 @@ def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANC
     silently delete one). The branch only ever gains files: the commit is
     checked to add and nothing else before it is pushed.
 
+    `derive(read, new_records)` gives files under DERIVED/ (the summary) to
+    add or rewrite in the same commit: `read(path)` is a file's text at the
+    tip (None when absent); it runs again on each retry, against the new tip.
+
     Raises PublishError for a git failure or a push still rejected after
     `retry.attempts` tries; then the branch did not move.
     """
     planned, refused = _plan(records)
+    recs = _by_path(records)
     rng = rng or random.Random()
     repo = _absolute(repo)
     with tempfile.TemporaryDirectory(prefix="bench-publish-") as tmp:
@@ -166,8 +177,10 @@ def publish(records: Sequence[RunRecord], repo: str, branch: str = DEFAULT_BRANC
             new = [p.relpath for p in placed if p.status == "added"]
             if not new:
                 return PublishResult(commit=None, tip=tip, attempts=attempt - 1, **result)
-            commit = git.commit(tip, {p: blobs[p] for p in new}, _message(planned, new))
-            git.check_only_adds(tip, commit, new)
+            extra = derive(lambda path: git.read_at(tip, path), [recs[p] for p in new]) if derive else {}
+            extra_blobs = git.store_blobs(extra) if extra else {}
+            commit = git.commit(tip, {**{p: blobs[p] for p in new}, **extra_blobs}, _message(planned, new))
+            git.check_only_adds(tip, commit, new, extra_blobs)
             refusal = git.push(repo, commit, branch)
             if refusal is None:
                 return PublishResult(commit=commit, tip=commit, attempts=attempt, **result)
@@ -204,6 +217,17 @@ def _plan(records: Sequence[RunRecord]) -> tuple[dict[str, tuple[str, str]], lis
             continue
         planned.setdefault(path, (text, rec.source))
     return planned, refused
+
+
+def _by_path(records: Sequence[RunRecord]) -> dict[str, RunRecord]:
+    """{relpath: record} of the records that have a path (_plan refuses the others)."""
+    out = {}
+    for rec in records:
+        try:
+            out.setdefault(rec.relpath(), rec)
+        except (RecordError, ValueError, KeyError, TypeError):
+            continue
+    return out
 
 
 def _clashes(planned, blobs, kinds, branch, read_blob: Callable[[str], str]) -> dict[str, Refusal]:
@@ -273,8 +297,7 @@ class _Git:
 
     def store_blobs(self, texts: dict[str, str]) -> dict[str, str]:
         """Write each text as a blob; one git call for all of them."""
-        staged = self.root / "staged"
-        staged.mkdir()
+        staged = Path(tempfile.mkdtemp(dir=self.root, prefix="staged-"))
         files = []
         for i, text in enumerate(texts.values()):
             f = staged / f"{i}.json"
@@ -284,9 +307,19 @@ class _Git:
         return dict(zip(texts, out.stdout.split()))
 
     def fetch_tip(self, repo: str, branch: str) -> str | None:
-        """The branch tip (fetched, depth 1), or None when the branch does not exist."""
+        """The branch tip (fetched, depth 1, its trees only), or None when the branch does not exist.
+
+        Why trees only: a depth-1 fetch would bring every record's blob (372 MB
+        at ten years x 100 series) though a publish reads none but the summary's
+        newest month and its coverage, which `read_blob` fetches when asked (a
+        partial clone's promisor remote). A server that does not filter (a
+        local bare repository without uploadpack.allowFilter) sends everything."""
         ref = f"refs/remotes/publish/{branch}"
-        proc = self.run("fetch", "--quiet", "--no-tags", "--depth=1", repo,
+        if self.run("config", "--get", "remote.publish.url", check=False).returncode != 0:
+            self.run("remote", "add", "publish", repo)
+            self.run("config", "remote.publish.promisor", "true")
+            self.run("config", "remote.publish.partialclonefilter", "blob:none")
+        proc = self.run("fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "publish",
                         f"+refs/heads/{branch}:{ref}", check=False)
         if proc.returncode == 0:
             return self.run("rev-parse", "--verify", ref).stdout.strip()
@@ -313,14 +346,17 @@ class _Git:
                 found[path] = (sha, kind)
         return found
 
-    def check_only_adds(self, tip: str | None, commit: str, new: list[str]) -> None:
-        """The commit adds exactly `new` and changes nothing else: the last
-        line of defence for 'never delete or rewrite a file on the branch'."""
+    def check_only_adds(self, tip: str | None, commit: str, new: list[str], derived: Iterable[str] = ()) -> None:
+        """The commit adds exactly `new` and changes nothing else, but for the
+        `derived` files (the summary, DERIVED/), which it may add or rewrite:
+        the last line of defence for 'never delete or rewrite a record'."""
         if not tip:
             return
         out = self.run("diff-tree", "-r", "--no-renames", "--name-status", "-z", tip, commit).stdout
         fields = out.split("\0")
-        changes = list(zip(fields[0::2], fields[1::2]))
+        derived = {p for p in derived if p.startswith(DERIVED)}
+        changes = [(st, p) for st, p in zip(fields[0::2], fields[1::2])
+                   if not (p in derived and st in ("A", "M"))]
         if sorted(changes) != sorted(("A", p) for p in new):
             others = [f"{st} {p}" for st, p in changes if (st, p) not in {("A", n) for n in new}]
             raise PublishError(f"refusing to push: the commit would also change {', '.join(others[:5]) or 'nothing'}"
@@ -328,6 +364,13 @@ class _Git:
 
     def read_blob(self, sha: str) -> str:
         return self.run("cat-file", "blob", sha).stdout
+
+    def read_at(self, tip: str | None, path: str) -> str | None:
+        """The text of `path` at `tip`, None when it is not a file there."""
+        if not tip:
+            return None
+        proc = self.run("cat-file", "blob", f"{tip}:{path}", check=False)
+        return proc.stdout if proc.returncode == 0 else None
 
     def commit(self, tip: str | None, blobs: dict[str, str], message: str) -> str:
         """A commit of tip's tree plus `blobs`; an orphan (root) commit when tip is None."""

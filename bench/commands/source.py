@@ -1,0 +1,102 @@
+"""Where a verb's series come from: the data folder's summary (bench/records/summary.py)
+when it is fresh, else its records, read one by one. Either way the same series.
+
+A stale summary is said in one line on stderr, then the records are read; a
+folder without one (a `bench run --out` folder, a test's) is read silently.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Mapping, TextIO
+
+from bench.analyse.series import Series, SeriesKey, all_series, table_series
+from bench.analyse.summarised import KINDS, read_lines, series_from_lines
+from bench.records import summary
+from bench.records.newest import newness
+from bench.records.history import FUTURE, STDERR, load_history, paused_gc
+
+TABLE = ("headline", "reference")  # bench report's rows (series.table_series)
+
+
+@dataclass(frozen=True)
+class Loaded:
+    series: Mapping[SeriesKey, Series]
+    read: int                  # records read
+    problems: tuple[str, ...]  # one line per skipped file
+    via: str                   # "summary" or "records"
+
+
+def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
+                warn: TextIO | None = STDERR, now: datetime | None = None,  # type: ignore[assignment]
+                use_summary: bool = True) -> Loaded:
+    """The series of `kinds` (TABLE or all KINDS) in DATA, with the host reading on headline points."""
+    if warn is STDERR:
+        warn = sys.stderr
+    root = Path(data)
+    if not root.is_dir():
+        raise FileNotFoundError(f"--data {data}: no such folder; expected a data-branch checkout holding runs/")
+    if use_summary and (root / summary.FOLDER).is_dir():
+        with paused_gc():
+            found, why = summary.read(root)
+            if found is not None:
+                lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
+                for p in problems:
+                    if warn is not None:
+                        print(f"bench: {p}", file=warn)
+                return Loaded(series_from_lines(lines, kinds), len(lines), tuple(problems), "summary")
+        if warn is not None:
+            print(f"bench {verb}: {summary.FOLDER}/ is stale ({why}); reading the records "
+                  f"(`bench summary --data {data}` rebuilds it)", file=warn)
+    elif warn is not None and summary.is_sparse(root):
+        print(f"bench {verb}: {data} is a sparse checkout without {summary.FOLDER}/; only the records "
+              f"checked out are read (`bench summary` on a full checkout builds it)", file=warn)
+    history = load_history(root, warn=warn, now=now)
+    with paused_gc():
+        series = table_series(history.records) if tuple(kinds) == TABLE else all_series(history.records)
+    return Loaded(series, len(history.records), history.problems, "records")
+
+
+def baseline_records(data: str | Path, nights: int, *, warn: TextIO | None = STDERR,  # type: ignore[assignment]
+                     now: datetime | None = None, keep=None) -> list | None:
+    """The records `bench compare` needs of a data folder with a fresh summary:
+    those that made each series' last `nights` points, and the newest nightly
+    record of each target (its environment); None without a fresh summary (then
+    every record is read). Read from those records, the baseline is the one
+    every record gives: a night's winner beats every record of its night, so
+    also those read, and no record read makes a newer point than the last
+    `nights` (compare/baseline.py takes the last `nights` points). `keep(run)`:
+    only records whose run's protocol and A/B mode (summarised.summary_line's
+    "setting") it keeps count, as baseline_from_history keeps them."""
+    from bench.records.record import load
+
+    if warn is STDERR:
+        warn = sys.stderr
+    root = Path(data)
+    if not (root / summary.FOLDER).is_dir():
+        return None
+    found, why = summary.read(root)
+    if found is None:
+        if warn is not None:
+            print(f"bench compare: {summary.FOLDER}/ is stale ({why}); reading the records "
+                  f"(`bench summary --data {data}` rebuilds it)", file=warn)
+        return None
+    lines, _ = read_lines(found.lines, "", (now or datetime.now(timezone.utc)) + FUTURE)
+    if keep is not None:
+        lines = [(t, x) for t, x in lines if not x["nightly"] or keep(x["setting"])]
+    path_of = {(x["backend"], x["device"], x["run_id"], x["attempt"]): x["path"] for _, x in lines if x["nightly"]}
+    wanted = set()
+    for (backend, device, _, _), s in series_from_lines(lines, ("headline",), speed=False).items():
+        wanted.update(path_of[(backend, device, p.run_id, p.attempt)] for p in s.points[-nights:])
+    newest: dict[tuple[str, str], tuple] = {}
+    for t, x in lines:
+        if x["nightly"]:
+            newest[(x["backend"], x["device"])] = max(newest.get((x["backend"], x["device"]), (t, 0, "")),
+                                                      (t, x["attempt"], x["path"]))
+    wanted.update(p for _, _, p in newest.values())
+    with paused_gc():
+        records = [load(str(root / p)) for p in wanted]
+    return sorted(records, key=lambda r: (*newness(r), r.source))  # load_history's order
