@@ -46,7 +46,7 @@ def test_mlx_device_setting_is_checked():
 
 
 def test_jax_on_cuda_records_the_runtime_as_torch_does(monkeypatch):
-    # What jax 0.11.2 gave on an H100 machine (scripts/gpu_check.sh): platform_version
+    # What jax 0.11.2 gave on an H100 machine (studies/gpu_check.sh): platform_version
     # "cuda 13000"; torch there gave "13.0", and the dashboard prints "CUDA <value>".
     jax = pytest.importorskip("jax")
 

@@ -1,4 +1,4 @@
-"""scripts/gpu_check.sh: the GPU check for a lent machine, with a fake interpreter
+"""studies/gpu_check.sh: the GPU check for a lent machine, with a fake interpreter
 that logs each `bench` call and writes a record where `bench run` would."""
 
 import os
@@ -11,7 +11,7 @@ import yaml
 
 from bench import config
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "gpu_check.sh"
+SCRIPT = Path(__file__).resolve().parent.parent / "studies" / "gpu_check.sh"
 FAKE = f"""#!/usr/bin/env bash
 case "$1" in
   -) exec {sys.executable} "$@" ;;          # the config step runs for real

@@ -56,7 +56,7 @@ def device_info() -> dict:
 
 def cuda_runtime(platform_version: str | None) -> str | None:
     """The CUDA runtime as torch's record gives it ("13.0"), from jax's platform_version
-    ("cuda 13000", seen on an H100 machine: scripts/gpu_check.sh); other text as it is.
+    ("cuda 13000", seen on an H100 machine: studies/gpu_check.sh); other text as it is.
     Records before 2026-12-06 hold jax's own text (before issue 13 under "driver")."""
     number = (platform_version or "").removeprefix("cuda ")
     return cuda_version(int(number)) if number.isdigit() else platform_version

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The GPU paths on a real NVIDIA card, as one script for a machine lent for minutes:
 #
-#   bash scripts/gpu_check.sh OUT [SECONDS [nightly|quick]]   # PYTHON=python3 by default
+#   bash studies/gpu_check.sh OUT [SECONDS [nightly|quick]]   # PYTHON=python3 by default
 #
 # 1. `bench check` on a device whose accelerator is gpu (NVML: driver, clocks,
 #    other processes on the card), as text and as JSON.
@@ -11,7 +11,7 @@
 #    protocol (or the quick one, the third argument), until SECONDS (default 240)
 #    have passed since the start: how far the headlines of separate invocations
 #    lie apart on a GPU (report them here with `studies/bench_stability.py --from
-#    OUT/records`). On an H100 machine the quick run alone took 250 s (README
+#    OUT/records`). On an H100 machine the quick run alone took 250 s (docs/protocol.md,
 #    "On a GPU"): where one command may run 600 s, `OUT 560 quick` gives a second
 #    quick invocation to compare with the first.
 #
