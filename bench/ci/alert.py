@@ -31,6 +31,7 @@ from typing import Mapping, Sequence
 from urllib.parse import quote, unquote
 
 from bench.analyse import host
+from bench.ci import markers
 from bench.present.escape import markdown as escape
 from bench.present.format import format_delta, format_value
 from bench.present.table import Row
@@ -38,8 +39,6 @@ from bench.present.table import Row
 LABEL = "bench-regression"
 SERIES_MARK = "<!-- bench:alert:series {} -->"
 STATE_MARK = "<!-- bench:alert:state {} -->"
-_SERIES_RE = re.compile(r"<!-- bench:alert:series (\S+) -->")
-_STATE_RE = re.compile(r"<!-- bench:alert:state (\{.*?\}) -->")
 ACTIONS = ("open", "comment", "close")
 
 
@@ -78,11 +77,11 @@ def title(series: str) -> str:
 
 def parse_issue(number: int, body: str) -> Issue | None:
     """An Issue when `body` has the series marker, else None (not ours)."""
-    m = _SERIES_RE.search(body or "")
+    m = markers.SERIES.search(body or "")
     if not m:
         return None
     state = None
-    s = _STATE_RE.search(body)
+    s = markers.STATE.search(body)
     if s:
         try:
             state = json.loads(s.group(1))

@@ -10,11 +10,21 @@ and gh's last line: the CLI prints it as one line, never a traceback.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 
-from bench.errors import EXIT_NO, BenchError
+from bench.errors import EXIT_NO, BenchError, UsageError
 
 GH_TIMEOUT = 120  # seconds; gh retries nothing itself, a hung call must not hold the job
+BOT = "github-actions[bot]"  # who opens issues and comments with a workflow's GITHUB_TOKEN
+REPO = re.compile(r"[\w.-]+/[\w.-]+")  # OWNER/NAME
+
+
+def repo_name(value: str, source: str) -> str:
+    """`value` when it reads OWNER/NAME, else a UsageError naming `source` (a flag or variable)."""
+    if not REPO.fullmatch(value or ""):
+        raise UsageError(f"{source} is {value!r}; expected OWNER/NAME")
+    return value
 
 
 class GitHubError(BenchError, RuntimeError):
@@ -76,4 +86,6 @@ def api_pages(args: list[str]) -> list:
 
 
 def _what(args: list[str]) -> str:
-    return " ".join(a for a in args[:4] if a != "--input")
+    """The call as a reader knows it: its path and method, not gh's plumbing flags."""
+    shown = [a for a in args if a != "--paginate"]
+    return " ".join(shown[:shown.index("--input")] if "--input" in shown else shown[:4])

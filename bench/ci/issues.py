@@ -20,14 +20,12 @@ carries on.
 
 from __future__ import annotations
 
-import json
 from typing import Iterable
 
 from bench.ci.alert import LABEL, Action, Issue, parse_issue
-from bench.ci.github import GitHubError, api
+from bench.ci.github import BOT, GitHubError, api, api_json, api_pages  # noqa: F401  (BOT: the default author)
 from bench.errors import EXIT_NO, BenchError
 
-BOT = "github-actions[bot]"  # who opens the issues with the workflow's GITHUB_TOKEN
 COLOURS = {LABEL: "d73a4a", "backend": "1d76db", "device": "5319e7"}
 
 
@@ -39,20 +37,19 @@ class AlertError(BenchError, RuntimeError):
 
 def gh(args: list[str], payload: dict | None = None) -> str:
     """`gh api ARGS` through bench.ci.github; a failure is an AlertError (same message)."""
+    return _alerting(api, args, payload)
+
+
+def _pages(args: list[str]) -> list:
+    """Every item of a `gh api --paginate` listing (bench.ci.github.api_pages)."""
+    return _alerting(api_pages, args)
+
+
+def _alerting(call, *args):
     try:
-        return api(args, payload)
+        return call(*args)
     except GitHubError as e:
         raise AlertError(str(e)) from None
-
-
-def _pages(text: str) -> list:
-    """The items of `gh api --paginate`: one JSON array per page, back to back."""
-    items, decoder, text = [], json.JSONDecoder(), text.strip()
-    while text:
-        page, end = decoder.raw_decode(text)
-        items += page if isinstance(page, list) else []
-        text = text[end:].strip()
-    return items
 
 
 def list_open(repo: str, author: str = BOT) -> list[Issue]:
@@ -60,7 +57,7 @@ def list_open(repo: str, author: str = BOT) -> list[Issue]:
     issue is read and the author checked here: whether the API's `creator`
     filter takes a bot's login ('github-actions[bot]') is not documented, and
     a filter that matched nothing would open every alert again."""
-    items = _pages(gh([f"repos/{repo}/issues?state=open&per_page=100", "--paginate"]))
+    items = _pages([f"repos/{repo}/issues?state=open&per_page=100"])
     out = []
     for it in items:
         if (isinstance(it, dict) and "pull_request" not in it and isinstance(it.get("number"), int)
@@ -75,8 +72,7 @@ def ensure_labels(repo: str, names: Iterable[str]) -> tuple[set[str], dict[str, 
     """(the labels among `names` that exist now, {label: why it could not be made})."""
     wanted = set(names)
     try:
-        have = {lb.get("name") for lb in _pages(gh([f"repos/{repo}/labels?per_page=100", "--paginate"]))
-                if isinstance(lb, dict)}
+        have = {lb.get("name") for lb in _pages([f"repos/{repo}/labels?per_page=100"]) if isinstance(lb, dict)}
     except AlertError:
         have = set()  # unknown: try to make each; one that exists answers 422, and is kept
     failed = {}
@@ -97,8 +93,9 @@ def ensure_labels(repo: str, names: Iterable[str]) -> tuple[set[str], dict[str, 
 def apply(repo: str, a: Action) -> tuple[str, int | None]:
     """Perform `a`; returns (the issue's URL or number as text, its number)."""
     if a.kind == "open":
-        made = json.loads(gh([f"repos/{repo}/issues", "-X", "POST"],
-                             {"title": a.title, "body": a.text, "labels": list(a.labels)}))
+        made = _alerting(api_json, [f"repos/{repo}/issues", "-X", "POST"],
+                         {"title": a.title, "body": a.text, "labels": list(a.labels)})
+        made = made if isinstance(made, dict) else {}
         number = made.get("number") if isinstance(made.get("number"), int) else None
         return str(made.get("html_url") or number), number
     gh([f"repos/{repo}/issues/{a.number}/comments", "-X", "POST"], {"body": a.text})

@@ -23,12 +23,10 @@ import re
 from typing import TextIO
 from urllib.parse import unquote
 
-from bench.ci.github import api_pages
+from bench.ci import markers
+from bench.ci.github import BOT, api_pages
 from bench.records.triage import MARKS, Mark
 
-BOT = "github-actions[bot]"  # who opens the alert issues (bench/ci/issues.py)
-_SERIES_RE = re.compile(r"<!-- bench:alert:series (\S+) -->")
-_STATE_RE = re.compile(r"<!-- bench:alert:state (\{.*?\}) -->")
 # Who may give the link: anyone can comment on a public issue, and the link
 # shows in the README and on the dashboard (GitHub's author_association).
 MAINTAINERS = ("OWNER", "MEMBER", "COLLABORATOR")
@@ -59,10 +57,10 @@ def read_marks(repo: str, author: str = BOT, warn: TextIO | None = None) -> list
 
 def _markers(body: str) -> tuple[str | None, str | None]:
     """(series, the change's night) from an alert issue's hidden markers."""
-    m = _SERIES_RE.search(body)
+    m = markers.SERIES.search(body)
     if not m:
         return None, None
-    s = _STATE_RE.search(body)
+    s = markers.STATE.search(body)
     try:
         state = json.loads(s.group(1)) if s else {}
     except ValueError:

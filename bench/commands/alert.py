@@ -27,7 +27,6 @@ import sys
 from statistics import median
 
 from bench import config
-from bench.errors import UsageError
 from bench.records import triage
 
 
@@ -46,12 +45,11 @@ def add_arguments(parser):
 
 def main(args) -> int:
     from bench.ci import alert, confirm_alert, issues
+    from bench.ci.github import repo_name
     from bench.commands.source import TABLE, load_series
     from bench.present.table import alerting, build_rows
 
-    repo = args.repo or os.environ.get("GITHUB_REPOSITORY", "")
-    if "/" not in repo.strip("/"):
-        raise UsageError(f"--repo {repo!r}; expected OWNER/NAME (or $GITHUB_REPOSITORY)")
+    repo = repo_name(args.repo or os.environ.get("GITHUB_REPOSITORY", ""), "--repo (or $GITHUB_REPOSITORY)")
     cfg = config.load(args.config)
     series = load_series(args.data, TABLE, verb="alert", warn=sys.stderr).series  # the summary when fresh
     rows = build_rows(series, cfg.trends, triage.load(args.data, warn=sys.stderr))

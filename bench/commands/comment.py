@@ -29,11 +29,8 @@ import os
 import re
 from pathlib import Path
 
-from bench.ci.github import api_json, workflow_run
+from bench.ci.github import BOT, api_json, repo_name, workflow_run
 from bench.errors import UsageError
-
-BOT = "github-actions[bot]"
-
 
 def add_arguments(parser):
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
@@ -136,10 +133,7 @@ def _issue(env) -> str:
 
 
 def _repo(env) -> str:
-    repo = env.get("GITHUB_REPOSITORY", "")
-    if not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
-        raise UsageError(f"GITHUB_REPOSITORY is {repo!r}; expected OWNER/NAME")
-    return repo
+    return repo_name(env.get("GITHUB_REPOSITORY", ""), "GITHUB_REPOSITORY")
 
 
 def _summary(env, text: str) -> None:

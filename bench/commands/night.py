@@ -19,6 +19,7 @@ import os
 import re
 from datetime import datetime, timezone
 
+from bench.ci.github import REPO
 from bench.ci.night import choose_night, run_created_at
 from bench.errors import UsageError
 from bench.records.record import parse_time
@@ -49,7 +50,7 @@ def _created(args) -> datetime:
     if not args.run:
         return datetime.now(timezone.utc)
     repo = args.repo or os.environ.get("GITHUB_REPOSITORY", "")
-    if not re.fullmatch(r"[1-9][0-9]*", args.run) or not re.fullmatch(r"[\w.-]+/[\w.-]+", repo):
+    if not re.fullmatch(r"[1-9][0-9]*", args.run) or not REPO.fullmatch(repo):
         raise UsageError(f"--run {args.run!r} --repo {repo!r}; expected a workflow run id (digits) and "
                          "OWNER/NAME (or $GITHUB_REPOSITORY)")
     return run_created_at(repo, args.run)

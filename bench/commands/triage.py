@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import sys
 
-from bench.errors import UsageError
 
 
 def add_arguments(parser):
@@ -29,12 +28,10 @@ def add_arguments(parser):
 
 def main(args) -> int:
     from bench.ci import triage as read
-    from bench.ci.github import GitHubError
+    from bench.ci.github import GitHubError, repo_name
     from bench.records import triage
 
-    repo = args.repo or os.environ.get("GITHUB_REPOSITORY", "")
-    if "/" not in repo.strip("/"):
-        raise UsageError(f"--repo {repo!r}; expected OWNER/NAME (or $GITHUB_REPOSITORY)")
+    repo = repo_name(args.repo or os.environ.get("GITHUB_REPOSITORY", ""), "--repo (or $GITHUB_REPOSITORY)")
     try:
         marks = read.read_marks(repo, args.author or read.BOT, warn=sys.stderr)
     except GitHubError as e:
