@@ -339,3 +339,24 @@ def test_checkout_data_of_a_branch_without_a_summary_checks_out_every_month(tmp_
     got = capsys.readouterr().out
     assert cli.main(["report", "--data", str(work), "--format", "json"]) == 0
     assert got == capsys.readouterr().out
+
+
+@pytest.mark.parametrize("damage", ["started_at", "rows"])
+def test_a_summary_line_of_the_wrong_shape_is_stale_and_the_records_are_read(tmp_path, capsys, damage):
+    # Its paths still match runs/ (so the coverage hash holds), but a field is
+    # gone: one line says so, and the table is the records' own.
+    data = write_data(rich_history(), tmp_path / "d")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    month = sorted((data / "summary").glob("*.jsonl"))[-1]
+    lines = [json.loads(x) for x in month.read_text().splitlines()]
+    del lines[0][damage]
+    month.write_text("".join(json.dumps(x, sort_keys=True) + "\n" for x in lines))
+    capsys.readouterr()
+    assert cli.main(["report", "--data", str(data), "--format", "json"]) == 0
+    got = capsys.readouterr()
+    assert "summary/ is stale (a line of the wrong shape" in got.err and "Traceback" not in got.err
+    for f in (data / "summary").iterdir():
+        f.unlink()
+    (data / "summary").rmdir()
+    assert cli.main(["report", "--data", str(data), "--format", "json"]) == 0
+    assert got.out == capsys.readouterr().out

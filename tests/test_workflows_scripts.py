@@ -72,6 +72,20 @@ def test_job_summary_renders_each_record_as_a_table(tmp_path):
     )
 
 
+@pytest.mark.parametrize("record", [
+    '{"target": [], "run": {}, "results": []}',
+    '{"target": {"backend": "jax", "device": "d"}, "run": {"id": "1", "attempt": 1}, "results": ["x"]}',
+    '{"target": {"backend": "jax", "device": "d"}, "run": {"id": "1", "attempt": 1}, "environment": 3, '
+    '"results": []}',
+])
+def test_job_summary_names_a_record_of_the_wrong_shape_in_one_line(tmp_path, record):
+    # The record was written where third-party code ran: any shape reads as one line, never a traceback.
+    (tmp_path / "bad.json").write_text(record)
+    out = _run([*BENCH, "job-summary", str(tmp_path)], cwd=ROOT)
+    assert out.returncode == 0 and "Traceback" not in out.stderr
+    assert out.stdout.startswith("### bad.json\n\nUnreadable record: ")
+
+
 def test_job_summary_without_records_says_so_and_succeeds(tmp_path):
     out = _run([*BENCH, "job-summary", str(tmp_path / "none")], cwd=ROOT)
     assert out.returncode == 0

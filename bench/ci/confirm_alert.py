@@ -62,6 +62,7 @@ def read_result(path: str | Path) -> Mapping[str, Any] | None:
     if not (isinstance(r, dict) and r.get("kind") == "confirm" and r.get("format") == FORMAT
             and r.get("answer") in ANSWERS and r.get("direction") in (None, "slower", "faster")):
         return None
+    r = {**r, "direction": r.get("direction")}  # absent means none: the readers below index it
     delta, pairs = r.get("delta"), r.get("pairs")
     if not (isinstance(delta, (int, float)) and math.isfinite(delta)) or not isinstance(pairs, int):
         return None

@@ -18,6 +18,7 @@ from bench.present.escape import markdown as _cell  # the one markdown escaper
 
 NOTE_CHARS = 120  # a failure message's first line, cut to fit a table cell
 
+
 def summary(folder: Path) -> str:
     """Every record of `folder` (*.json), or a notice that there is none."""
     paths = sorted(folder.glob("*.json")) if folder.is_dir() else []
@@ -25,14 +26,19 @@ def summary(folder: Path) -> str:
         return f"### No benchmark record\n\nNothing was written to `{folder}`; see the job log.\n"
     return "\n".join(summarize(p) for p in paths)
 
+
 def summarize(path: Path) -> str:
-    """One record as a heading, a line of versions and a results table."""
+    """One record as a heading, a line of versions and a results table; a
+    record of the wrong shape (it was written where third-party code ran) as
+    one line saying so."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        target, run, env = data["target"], data["run"], data.get("environment", {})
-        results = data["results"]
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        return f"### {_cell(path.name)}\n\nUnreadable record: {_cell(str(e))}\n"
+        return _record(path, data["target"], data["run"], data.get("environment") or {}, data["results"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        return f"### {_cell(path.name)}\n\nUnreadable record: {_cell(str(e) or type(e).__name__)}\n"
+
+
+def _record(path: Path, target: dict, run: dict, env: dict, results: list) -> str:
     lines = [
         f"### {_cell(target['backend'])} on {_cell(target['device'])}",
         "",
@@ -49,11 +55,13 @@ def summarize(path: Path) -> str:
     lines += ["", f"{ok} of {len(results)} benchmarks ok.", ""]
     return "\n".join(lines)
 
+
 def _value(result: dict) -> str:
     value = result.get("value")
     if result.get("status") != "ok" or not isinstance(value, (int, float)):
         return ""
     return f"{value:,.1f} {_cell(result.get('unit', 'samples/s'))}"
+
 
 def _note(result: dict) -> str:
     error = result.get("error") or {}

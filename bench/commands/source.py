@@ -41,16 +41,18 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
         raise FileNotFoundError(f"--data {data}: no such folder; expected a data-branch checkout holding runs/")
     if use_summary and (root / summary.FOLDER).is_dir():
         with paused_gc():
-            found, why = summary.read(root)
-            if found is not None:
-                lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
-                for p in problems:
-                    if warn is not None:
-                        print(f"bench: {p}", file=warn)
-                return Loaded(series_from_lines(lines, kinds), len(lines), tuple(problems), "summary")
-        if warn is not None:
-            print(f"bench {verb}: {summary.FOLDER}/ is stale ({why}); reading the records "
-                  f"(`bench summary --data {data}` rebuilds it)", file=warn)
+            got = _fresh_lines(root, data, verb, warn, now)
+            if got is not None:
+                lines, problems = got
+                try:
+                    series = series_from_lines(lines, kinds)
+                except (KeyError, TypeError, ValueError, AttributeError) as e:
+                    _stale(data, verb, warn, f"a line of the wrong shape, {type(e).__name__}: {e}")
+                else:
+                    for p in problems:
+                        if warn is not None:
+                            print(f"bench: {p}", file=warn)
+                    return Loaded(series, len(lines), tuple(problems), "summary")
     elif warn is not None and summary.is_sparse(root):
         print(f"bench {verb}: {data} is a sparse checkout without {summary.FOLDER}/; only the records "
               f"checked out are read (`bench summary` on a full checkout builds it)", file=warn)
@@ -58,6 +60,26 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
     with paused_gc():
         series = table_series(history.records) if tuple(kinds) == TABLE else all_series(history.records)
     return Loaded(series, len(history.records), history.problems, "records")
+
+
+def _fresh_lines(root: Path, data, verb: str, warn: TextIO | None, now: datetime | None):
+    """(lines, problems) of a summary that covers runs/; else None, with one
+    line saying why the records are read instead. A line of the wrong shape
+    (a hand-edited or cut summary whose paths still match) is stale too."""
+    found, why = summary.read(root)
+    if found is not None:
+        try:
+            return read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            why = f"a line of the wrong shape, {type(e).__name__}: {e}"
+    _stale(data, verb, warn, why)
+    return None
+
+
+def _stale(data, verb: str, warn: TextIO | None, why: str) -> None:
+    if warn is not None:
+        print(f"bench {verb}: {summary.FOLDER}/ is stale ({why}); reading the records "
+              f"(`bench summary --data {data}` rebuilds it)", file=warn)
 
 
 def baseline_records(data: str | Path, nights: int, *, warn: TextIO | None = STDERR,  # type: ignore[assignment]
@@ -78,13 +100,10 @@ def baseline_records(data: str | Path, nights: int, *, warn: TextIO | None = STD
     root = Path(data)
     if not (root / summary.FOLDER).is_dir():
         return None
-    found, why = summary.read(root)
-    if found is None:
-        if warn is not None:
-            print(f"bench compare: {summary.FOLDER}/ is stale ({why}); reading the records "
-                  f"(`bench summary --data {data}` rebuilds it)", file=warn)
+    got = _fresh_lines(root, data, "compare", warn, now)
+    if got is None:
         return None
-    lines, _ = read_lines(found.lines, "", (now or datetime.now(timezone.utc)) + FUTURE)
+    lines, _ = got
     if keep is not None:
         lines = [(t, x) for t, x in lines if not x["nightly"] or keep(x["setting"])]
     path_of = {(x["backend"], x["device"], x["run_id"], x["attempt"]): x["path"] for _, x in lines if x["nightly"]}

@@ -90,7 +90,10 @@ class ABPairs:
                "--backend", backend, "--device", device, "--models", model, "--modes", mode,
                "--protocol", "2", "--workers", str(max(1, k)), "--ab", str(self.a_py), str(self.b_py),
                "--out", str(folder), *self.extra]
-        done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, cwd=ROOT)
+        try:
+            done = subprocess.run(cmd, capture_output=True, text=True, timeout=self.timeout, cwd=ROOT)
+        except subprocess.TimeoutExpired:
+            raise BisectError(f"{folder}: bench run --ab gave no answer in {self.timeout:.0f}s") from None
         if done.returncode not in (0, 1):
             raise BisectError(f"{folder}: bench run --ab exited {done.returncode}: "
                               f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}")
@@ -99,8 +102,7 @@ class ABPairs:
         return [(a, b) for a, b in zip(sides["a"], sides["b"]) if a is not None and b is not None]
 
 
-def install_venv(work: Path, name: str, *, ref: str = "", version: str = "", repo: str = "",
-                 constraints: Path | None = None) -> Path:
+def install_venv(work: Path, name: str, *, ref: str = "", version: str = "", repo: str = "") -> Path:
     """The python of a venv under work/venvs/NAME holding Keras at git `ref`
     (from `repo`) or keras-nightly `version`, made once by the project's one
     install path (scripts/install-backend.sh; the backend from the job's
@@ -114,8 +116,12 @@ def install_venv(work: Path, name: str, *, ref: str = "", version: str = "", rep
            "BENCH_INSTALL_LOG": str(log)}
     if repo:
         env["BENCH_KERAS_REPO"] = keras_url(repo)
-    done = subprocess.run(["bash", str(ROOT / "scripts" / "install-backend.sh")], capture_output=True,
-                          text=True, timeout=INSTALL_TIMEOUT, env=env, cwd=ROOT)
+    try:
+        done = subprocess.run(["bash", str(ROOT / "scripts" / "install-backend.sh")], capture_output=True,
+                              text=True, timeout=INSTALL_TIMEOUT, env=env, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        raise BisectError(f"installing Keras {(ref or version)[:12]} gave no answer in {INSTALL_TIMEOUT}s "
+                          f"(see {log})") from None
     if done.returncode != 0 or not python.exists():
         raise BisectError(f"installing Keras {(ref or version)[:12]} failed (see {log}): "
                           f"{(done.stderr.strip().splitlines() or ['no message'])[-1]}")
