@@ -81,7 +81,10 @@ def has_record(out: str) -> bool:
 
 
 def write(out: str, name: str, record: dict) -> str:
-    """The record as sorted-key JSON in `out`, written atomically; its path."""
+    """The record as sorted-key JSON in `out`, written atomically; its path.
+    Not bench.records.atomic.write_text: its temporary file ends in .json,
+    which has_record (and the upload) would take for a record if the job
+    were killed mid-write; this one's ends in .tmp."""
     os.makedirs(out, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=out, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:

@@ -70,8 +70,9 @@ def run_bisect(args, make_probe) -> int:
     except ValueError as e:  # BisectError and the rest reach the CLI's one handler
         raise UsageError(f"--series: {e}") from None
     work = Path(args.work)
-    nightlies = _nightlies(args.data, key) if args.data else None
-    origin = _origin(args, key, nightlies)
+    series = _series(args.data) if args.data else None
+    nightlies = _nightlies(series, key, args.data) if series is not None else None
+    origin = _origin(args, key, nightlies, series)
     if origin is not None and not origin.bisect_keras():
         # A device's change (bench.analyse.triangulate): no Keras commit caused it.
         print(f"{args.series}: {origin.text()}: the device changed, not Keras; no Keras commits to search")
@@ -106,17 +107,22 @@ def _echo(probe):
     return run
 
 
-def _nightlies(data: str, key) -> dict:
-    """{keras version: its first point} of the series in `data`, oldest first."""
-    from bench.analyse.series import is_headline
+def _series(data: str) -> dict:
+    """Every series of `data`, read once for the versions and for whose change it is."""
     from bench.commands.source import load_series
-    from bench.compare.bisect import BisectError
 
     # The summary when fresh: scripts/checkout-data.sh checks out only the newest months' records.
-    series = {k: s for k, s in load_series(data, verb="bisect", warn=sys.stderr).series.items()
-              if is_headline(k[3])}
-    if key not in series:
-        known = ", ".join("/".join(k) for k in list(series)[:MAX_LISTED]) or "no series"
+    return load_series(data, verb="bisect", warn=sys.stderr).series
+
+
+def _nightlies(series: dict, key, data: str) -> dict:
+    """{keras version: its first point} of the series `key`, oldest first."""
+    from bench.analyse.series import is_headline
+    from bench.compare.bisect import BisectError
+
+    headline = [k for k in series if is_headline(k[3])]
+    if key not in headline:
+        known = ", ".join("/".join(k) for k in headline[:MAX_LISTED]) or "no series"
         raise BisectError(f"--series {'/'.join(key)} is not in {data}; it has: {known}")
     out: dict = {}
     for p in series[key].points:
@@ -125,16 +131,14 @@ def _nightlies(data: str, key) -> dict:
     return out
 
 
-def _origin(args, key, nightlies):
+def _origin(args, key, nightlies, series):
     """Whose change the series' change is, when --good and --bad are nightlies
     of --data that bracket its first night; else None (nothing to narrow)."""
     from bench.analyse.trends import assess
     from bench.analyse.triangulate import triangulate
-    from bench.commands.source import load_series
 
     if not nightlies or args.good not in nightlies or args.bad not in nightlies:
         return None
-    series = load_series(args.data, verb="bisect", warn=None).series  # _nightlies named the bad files
     newest = max(s.last_seen for s in series.values())
     trends = config.load(args.config).trends
     origin = triangulate(series, {k: assess(s, newest, trends) for k, s in series.items()}).get(key)

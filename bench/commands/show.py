@@ -42,23 +42,22 @@ def main(args) -> int:
         known = ["/".join(k) for k in series][:MAX_LISTED]
         raise UsageError(f"series {args.series!r} is not in {args.data}; it has: "
                          f"{', '.join(known) or 'no series'}")
-    s = series[key]
     newest = max(x.last_seen for x in series.values())
-    sys.stdout.write(render_nights(s, assess(s, newest, cfg.trends), cfg.trends))
-    sys.stdout.write(_origin(series, key, newest, cfg.trends, args.data))
+    # Every series is assessed once: the same night's other cells say whose change it is.
+    assessed = {k: assess(x, newest, cfg.trends) for k, x in series.items()}
+    sys.stdout.write(render_nights(series[key], assessed[key], cfg.trends))
+    sys.stdout.write(_origin(series, assessed, key, args.data))
     return 0
 
 
-def _origin(series, key, newest, trends, data) -> str:
+def _origin(series, assessed, key, data) -> str:
     """Whose change it is, against the same night's other cells, and its triage mark."""
-    from bench.analyse.trends import assess
     from bench.analyse.triage import mark_of
     from bench.analyse.triangulate import triangulate
     from bench.present.escape import plain
     from bench.present.origin import mark_text
     from bench.records import triage
 
-    assessed = {k: assess(s, newest, trends) for k, s in series.items()}
     origin = triangulate(series, assessed).get(key)
     mark = mark_of(series[key], assessed[key], triage.load(data, warn=sys.stderr))
     lines = [f"whose change: {plain(origin.text())}"] if origin is not None else []

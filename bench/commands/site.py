@@ -1,8 +1,11 @@
 """Build the dashboard: gh-pages-template/ plus the history's data, ready for GitHub Pages.
 
-Reads every record under --data (a data-branch checkout), writes SITE/ with
-index.html, data/index.json (every point of every series), data/table.md (the
-README table) and plots/*.png. View it with `python -m bench serve SITE`.
+Reads --data (a data-branch checkout) through its summary/ when that covers
+runs/, else every record (one line says so), and writes SITE/ with
+index.html, data/index.json (the table and each series' newest nights; the
+first download), data/series/*.js (a series' whole history, loaded when its
+chart opens), data/table.md (the README table) and plots/*.png. View it with
+`python -m bench serve SITE`.
 """
 
 from __future__ import annotations

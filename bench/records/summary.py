@@ -7,7 +7,7 @@ DATA/summary/
                     "path"  the record's path under DATA (runs/YYYY/MM/DD/<name>.json)
                   and either "skipped": the one line that names why the file is not a
                   record (it is still covered, so the summary is not stale over it), or
-                  the record's own fields (bench.analyse.series.summary_line): its run,
+                  the record's own fields (bench.analyse.summarised.summary_line): its run,
                   target, environment keys, host reading and one row per series it feeds.
 
 The records stay the truth; the summary says which it covers. A month's hash
