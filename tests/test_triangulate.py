@@ -4,7 +4,6 @@ two changes on one night, and the class everywhere the change shows: the
 README note, the dashboard's data, `bench show`, the alert issue, `bench bisect`."""
 
 import argparse
-import json
 
 import pytest
 
@@ -14,7 +13,7 @@ from bench.analyse.trends import assess
 from bench.analyse.triangulate import triangulate
 from bench.ci.alert import plan
 from bench.commands.bisect import run_bisect
-from bench.config import Trends, load
+from bench.config import load
 from bench.present.markdown import note
 from bench.present.table import build_rows, rows_to_json
 from bench.records.synthetic import Step, write_history

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 from urllib.parse import quote, unquote

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from bench.ci.alert import LABEL, Action, Issue, parse_issue
-from bench.ci.github import BOT, GitHubError, api, api_json, api_pages  # noqa: F401  (BOT: the default author)
+from bench.ci.github import BOT, GitHubError, api, api_json, api_pages
 from bench.errors import EXIT_NO, BenchError
 
 COLOURS = {LABEL: "d73a4a", "backend": "1d76db", "device": "5319e7"}
