@@ -70,6 +70,14 @@ def violations(package: Path = PACKAGE) -> list[str]:
     return found
 
 
+def one_module(tmp_path: Path, src: str, text: str) -> Path:
+    """A made-up bench package holding one module `src` with `text`."""
+    pkg = tmp_path / "bench"
+    (pkg / src).parent.mkdir(parents=True)
+    (pkg / src).write_text(text + "\n")
+    return pkg
+
+
 def test_no_import_runs_against_the_stage_order():
     assert violations() == []
 
@@ -83,10 +91,7 @@ def test_no_import_runs_against_the_stage_order():
     ("compare/x.py", "from bench import commands"),
 ])
 def test_the_checker_catches_an_import_against_the_order(tmp_path, src, line):
-    pkg = tmp_path / "bench"
-    (pkg / src).parent.mkdir(parents=True)
-    (pkg / src).write_text(line + "\n")
-    assert len(violations(pkg)) == 1, line
+    assert len(violations(one_module(tmp_path, src, line))) == 1, line
 
 
 @pytest.mark.parametrize("src, line", [
@@ -96,7 +101,4 @@ def test_the_checker_catches_an_import_against_the_order(tmp_path, src, line):
     ("present/x.py", "from . import table"),
 ])
 def test_the_checker_lets_an_import_down_the_order_through(tmp_path, src, line):
-    pkg = tmp_path / "bench"
-    (pkg / src).parent.mkdir(parents=True)
-    (pkg / src).write_text(line + "\n")
-    assert violations(pkg) == []
+    assert violations(one_module(tmp_path, src, line)) == []

@@ -37,14 +37,14 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from types import SimpleNamespace
 from pathlib import Path
 
 from bench import config
 from bench.commands.arguments import positive_int
 from bench.errors import UsageError
 from bench.commands.source import baseline_records
-from bench.compare.baseline import baseline_from_history, baseline_from_records, load_baseline, setting
+from bench.compare.baseline import (baseline_from_history, baseline_from_records, load_baseline, run_setting,
+                                    setting)
 from bench.compare.files import read_records
 from bench.compare.head import head_from_records
 from bench.records.extensions import ab_side, reference_side
@@ -75,7 +75,7 @@ def _from_summary(base: list[str], nights: int, like):
     the last `nights` nights (measured `like`) came from (commands/source.py); None otherwise."""
     if len(base) != 1 or not (Path(base[0]) / "runs").is_dir():
         return None
-    keep = None if like is None else (lambda run: setting(SimpleNamespace(data={"run": run})) == like)
+    keep = None if like is None else (lambda run: run_setting(run) == like)
     records = baseline_records(base[0], nights, keep=keep)
     if records is None:
         return None

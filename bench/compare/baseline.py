@@ -100,7 +100,11 @@ def setting(rec: RunRecord) -> tuple[str, str]:
     with its reference) or solo. A duet halves each side's CPUs, so its
     samples/s are not a solo run's: a solo head against duet nights reads
     'faster' for nothing."""
-    run = rec.data.get("run", {})
+    return run_setting(rec.data.get("run", {}))
+
+
+def run_setting(run: Mapping) -> tuple[str, str]:
+    """setting() of a record's `run` object (the summary keeps that object)."""
     proto = run.get("protocol") if isinstance(run.get("protocol"), Mapping) else {}
     ab = run.get("ab") if isinstance(run.get("ab"), Mapping) else {}
     name = f"{proto.get('name', 'single-process')} {proto.get('version', 1)}"

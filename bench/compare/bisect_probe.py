@@ -37,13 +37,17 @@ RUN_TIMEOUT = 3600
 ROOT = Path(__file__).resolve().parents[2]  # the repository: scripts/ and `python -m bench`
 
 
-def probe_by_loop(commit: str, source: confirm.PairSource, plan: confirm.Plan, better: str) -> Probe:
+def probe_by_loop(commit: str, source: confirm.PairSource, plan: confirm.Plan,
+                  better: str | None = None) -> Probe:
     """The verdict of the probe against good by the confirm loop: `source(k)`
-    gives k more (good, probe) worker pairs."""
-    out = confirm.run(source, plan, better)
+    gives k more (good, probe) worker pairs. better None: the direction is
+    read from the source after the run (ABPairs learns it from the records)."""
+    out = confirm.run(source, plan, better or "bigger")
     if out.pairs < 2:
         raise BisectError(f"probe {commit[:12]}: {out.pairs} usable worker pair(s); expected at least 2 "
                           "(a failed install or benchmark on one side?)")
+    if better is None:
+        out = replace(out, better=getattr(source, "better", None) or "bigger")
     return probe_from_outcome(commit, out)
 
 
@@ -63,12 +67,7 @@ class RealProbe:
         good_py = install_venv(self.work, self.good, ref=self.good, repo=self.repo)
         probe_py = install_venv(self.work, commit, ref=commit, repo=self.repo)
         source = ABPairs(good_py, probe_py, self.series, self.work / "runs" / commit[:12], self.config)
-        plan = confirm.plan_of(self.settings)
-        out = confirm.run(source, plan, "bigger")  # the direction is re-read from the records below
-        if out.pairs < 2:
-            raise BisectError(f"probe {commit[:12]}: {out.pairs} usable worker pair(s); expected at least 2 "
-                              "(a failed install or benchmark on one side?)")
-        return probe_from_outcome(commit, replace(out, better=source.better or "bigger"))
+        return probe_by_loop(commit, source, confirm.plan_of(self.settings))
 
 
 class ABPairs:
