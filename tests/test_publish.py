@@ -364,3 +364,20 @@ class _Kept:
 
     def __exit__(self, *exc) -> None:
         return None
+
+
+def test_a_server_that_gives_no_object_by_name_still_gets_the_record(tmp_path, monkeypatch):
+    # protocol v0 without uploadpack.allowAnySHA1InWant refuses a tree asked
+    # for by name: the publish fetches the tip's trees instead, as it did before.
+    bare = tmp_path / "data.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    git(bare, "config", "uploadpack.allowFilter", "true")
+    history = records(3)
+    publish(history, str(bare), BRANCH)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "protocol.version")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "0")
+    new = make_record([ok("cnn", "train", 99.0)], run_id="new", started_at=T0 + timedelta(days=40))
+    result = publish([new], str(bare), BRANCH)
+    assert result.commit == tip(bare) and [p.status for p in result.placed] == ["added"]
+    assert sorted(files_on_branch(bare)) == sorted([r.relpath() for r in history] + [new.relpath()])

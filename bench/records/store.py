@@ -282,6 +282,7 @@ class _Git:
                     "GIT_TERMINAL_PROMPT": "0",   # fail instead of waiting for a password
                     "LC_ALL": "C", "LANGUAGE": ""}  # English messages, so refusals can be recognised
         self._have: set[str] = set()   # objects fetched (or made) here
+        self._tip: str | None = None    # the refspec that fetched the tip
         self._trees: dict[str, dict[str, tuple[str, str, str]]] = {}  # tree id -> its entries
         self.run("init", "--quiet", "--bare", str(self.dir))
 
@@ -332,6 +333,7 @@ class _Git:
         if proc.returncode == 0:
             tip = self.run("rev-parse", "--verify", ref).stdout.strip()
             self._have.add(tip)
+            self._tip = f"+refs/heads/{branch}:{ref}"
             return tip
         if "couldn't find remote ref" in proc.stderr:
             # Absent when we looked. Should a rival create it right now, our
@@ -348,11 +350,20 @@ class _Git:
         not fetched yet. Never left to git's own fetch-on-demand, which asks
         for a tree with every tree below it: the root's would be the history's."""
         missing = sorted({o for o in oids if o not in self._have})
-        if missing:
-            self.run("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "publish", "--no-tags",
-                     "--no-write-fetch-head", "--recurse-submodules=no", "--filter=tree:0", "--stdin",
-                     input="".join(f"{o}\n" for o in missing))
-            self._have.update(missing)
+        if not missing:
+            return
+        proc = self.run("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "publish", "--no-tags",
+                        "--no-write-fetch-head", "--recurse-submodules=no", "--filter=tree:0", "--stdin",
+                        input="".join(f"{o}\n" for o in missing), check=False)
+        if proc.returncode != 0:
+            # A server that gives no object by name (protocol v0 without
+            # uploadpack.allowAnySHA1InWant): every tree of the tip, as a
+            # publish fetched before; the blobs come when read, as they did.
+            if self._tip is None:
+                raise PublishError(f"git fetch failed: {_redact(proc.stderr.strip())}")
+            self.run("fetch", "--quiet", "--no-tags", "--refetch", "--depth=1", "--filter=blob:none", "publish",
+                     self._tip)  # --refetch: the tip's commit is here already
+        self._have.update(missing)
 
     def tree(self, oid: str) -> dict[str, tuple[str, str, str]]:
         """{name: (mode, type, object id)} of a tree object."""
