@@ -2,7 +2,7 @@
 beside the known change-point methods on the same streams? (issue 52)
 
     .venv/bin/python studies/status_eval.py                  # quick: a few minutes here
-    .venv/bin/python studies/status_eval.py --seed 2 --streams 60 --years 10   # held out, longer
+    .venv/bin/python studies/status_eval.py --seed 4 --years 30 --streams 20 --methods "project rule"
 
 Streams come from tests/corpus/streams.py (labels from how each is built;
 nothing imported from bench.analyse there). Every method sees, each night,
