@@ -29,20 +29,22 @@ LEVELS = (0.003, 0.005, 0.007, 0.010)
 BARS = (3.5, 3.75, 4.0, 4.25, 4.5)
 
 
-def calls(x: np.ndarray, bar: float, sigma: float | None) -> tuple[np.ndarray, np.ndarray]:
+def calls(x: np.ndarray, bar: float, sigma: float | None, span: int = BEFORE) -> tuple[np.ndarray, np.ndarray]:
     """Per stream and night: the call's direction (0: none) and its date, the
-    longest qualifying k first (log values x, shape (streams, nights))."""
+    longest qualifying k first (log values x, shape (streams, nights)); sigma
+    None: the SD of the `span` nights before the candidate."""
     streams, nights = x.shape
     cs = np.concatenate([np.zeros((streams, 1)), np.cumsum(x, 1)], 1)
     cs2 = np.concatenate([np.zeros((streams, 1)), np.cumsum(x * x, 1)], 1)
     way, date = np.zeros((streams, nights)), np.full((streams, nights), -1)
     for k in range(WINDOW, CONFIRM - 1, -1):
-        n = np.arange(BEFORE + k - 1, nights)
+        n = np.arange(max(BEFORE, span) + k - 1, nights)
         c = n - k + 1
         after = (cs[:, n + 1] - cs[:, c]) / k
         before = (cs[:, c] - cs[:, c - BEFORE]) / BEFORE
         if sigma is None:
-            s = np.sqrt(np.maximum((cs2[:, c] - cs2[:, c - BEFORE]) / BEFORE - before ** 2, 0) * BEFORE / (BEFORE - 1))
+            mean = (cs[:, c] - cs[:, c - span]) / span
+            s = np.sqrt(np.maximum((cs2[:, c] - cs2[:, c - span]) / span - mean ** 2, 0) * span / (span - 1))
         else:
             s = sigma
         d = after - before
@@ -54,9 +56,9 @@ def calls(x: np.ndarray, bar: float, sigma: float | None) -> tuple[np.ndarray, n
     return way, date
 
 
-def false_alarms(way: np.ndarray, date: np.ndarray) -> int:
+def false_alarms(way: np.ndarray, date: np.ndarray, start: int) -> int:
     events, prev_way, prev_date = 0, np.zeros(len(way)), np.full(len(way), -99)
-    for n in range(BEFORE + WINDOW, way.shape[1]):
+    for n in range(start, way.shape[1]):
         w, d = way[:, n], date[:, n]
         events += int(((w != 0) & ((prev_way != w) | (np.abs(prev_date - d) > CONFIRM))).sum())
         prev_way, prev_date = w, np.where(w != 0, d, -99)
@@ -68,25 +70,29 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--years", type=int, default=300, help="flat series-years per noise level")
     p.add_argument("--steps", type=int, default=3000, help="step streams per level and size")
+    p.add_argument("--sigma-nights", type=int, default=BEFORE,
+                   help="nights the estimated sigma comes from (the level always from 36)")
     args = p.parse_args(argv)
+    span = max(BEFORE, args.sigma_nights)
     rng = np.random.default_rng(args.seed)
     print("| sigma | bar | false alarms per 10 series-years: at 1 % noise; over the four levels "
           "| 2 % step within 3 nights (0.3, 0.5, 0.7, 1 %; pooled) | 3 % step |")
     print("|---|---|---|---|---|")
     for known in (True, False):
-        flat = {lv: rng.normal(0, lv, (args.years, BEFORE + WINDOW + 365)) for lv in LEVELS}
+        flat = {lv: rng.normal(0, lv, (args.years, span + WINDOW + 365)) for lv in LEVELS}
         for bar in BARS:
-            fa = [10 * false_alarms(*calls(flat[lv], bar, lv if known else None)) / args.years for lv in LEVELS]
+            fa = [10 * false_alarms(*calls(flat[lv], bar, lv if known else None, span), span + WINDOW) / args.years
+                  for lv in LEVELS]
             cells = []
             for size in (0.02, 0.03):
                 got = []
                 for lv in LEVELS:
-                    y = rng.normal(0, lv, (args.steps, BEFORE + CONFIRM))
-                    y[:, BEFORE:] += np.log1p(size)
-                    way, _ = calls(y, bar, lv if known else None)
-                    got.append(float((way[:, BEFORE:] == 1).any(1).mean()))
+                    y = rng.normal(0, lv, (args.steps, span + CONFIRM))
+                    y[:, span:] += np.log1p(size)
+                    way, _ = calls(y, bar, lv if known else None, span)
+                    got.append(float((way[:, span:] == 1).any(1).mean()))
                 cells.append(", ".join(f"{g:.0%}" for g in got) + f"; **{np.mean(got):.1%}**")
-            print(f"| {'known' if known else 'SD of 36 nights'} | {bar} | {fa[-1]:.2f}; {np.mean(fa):.2f} | "
+            print(f"| {'known' if known else f'SD of {span} nights'} | {bar} | {fa[-1]:.2f}; {np.mean(fa):.2f} | "
                   + " | ".join(cells) + " |", flush=True)
     return 0
 
