@@ -9,7 +9,8 @@ last k nights (k = 3..10, as the status's window and confirm) against the mean
 of the 36 nights before them, z = difference / (sigma * sqrt(1/k + 1/36)), a
 call when |z| passes the bar and the difference is at least the 1.5 % floor;
 sigma either known (an oracle no rule has) or the standard deviation of the 36
-nights (the most efficient estimate under normal noise; a robust one is worse).
+nights (the most efficient estimate under normal noise; a robust one is worse;
+`--sigma-nights N`: of the N nights before the candidate, the level still from 36).
 With 3 nights at the new level, the difference of the means is the sufficient
 statistic for a step at that night, so no rule that sees only those nights does
 better at the same false-alarm rate (Neyman-Pearson). False alarms are counted
