@@ -106,4 +106,7 @@ def test_a_device_reference_build_reaches_the_matrix():
     cfg = config.parse(raw, "benchmarks.yaml")
     assert cfg.device("ryzen-5800x3d").reference == "3.13.0.dev2026110103"
     assert {e.device: e.to_json()["reference"] for e in build_matrix(cfg)}["ryzen-5800x3d"] == "3.13.0.dev2026110103"
-    assert {e.to_json()["reference"] for e in build_matrix(config.load())} == {""}  # none shipped: opt-in
+    # shipped: every matrix device runs beside a published keras-nightly (issue 53); local-cpu opts in
+    shipped = config.load()
+    assert {e.to_json()["reference"] for e in build_matrix(shipped)} == {"3.16.0.dev2026092004"}
+    assert shipped.device("local-cpu").reference is None
