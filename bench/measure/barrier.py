@@ -20,7 +20,7 @@ other side
   - has left (`gone.<other>`, which the pool writes when the other process
     ends, whatever the cause), or
   - has not arrived within `timeout` seconds; the barrier is then off for the
-    rest of the process.
+    rest of that benchmark.
 Polling a file every POLL_SECONDS costs microseconds of the waiting side's own
 CPU half; both sides pass the barrier within about POLL_SECONDS of each other.
 """
