@@ -1,7 +1,9 @@
 #!/bin/sh
 # A clean start for a job on a self-hosted runner: where it keeps its
 # environment, record and install log (and those of the device's reference
-# build, scripts/install-reference.sh, which only nightly.yml installs), and a
+# build, scripts/install-reference.sh, which only nightly.yml installs; and the
+# data branch's records that give each series its stored steps per call, which
+# only nightly.yml checks out), and a
 # stand-in home for everything a tool would otherwise read from or leave in the
 # runner user's real home.
 # NAME=value lines for $GITHUB_ENV (nightly.yml, pr-bench.yml, keras-ref.yml):
@@ -28,6 +30,7 @@ BENCH_OUT=$base/bench-out/records
 BENCH_INSTALL_LOG=$base/bench-out/install.json
 BENCH_REFERENCE_VENV=$base/bench-reference-venv
 BENCH_REFERENCE_INSTALL_LOG=$base/bench-out/install-reference.json
+BENCH_STEPS_FROM=$base/bench-data
 HOME=$home
 XDG_CACHE_HOME=$home/.cache
 XDG_CONFIG_HOME=$home/.config

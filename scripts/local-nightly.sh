@@ -34,7 +34,10 @@ if [ -n "${BENCH_REFERENCE:-}" ]; then
 fi
 
 echo "== bench run (device local-cpu, quick) -> $runs" >&2
-"$PY" -m bench run --device local-cpu --quick --out "$runs" ${reference[@]+"${reference[@]}"} "$@"
+# the local data branch's records give each series its stored steps per call (workers v13)
+stored=()
+[ -d .local/data ] && stored=(--steps-from .local/data)
+"$PY" -m bench run --device local-cpu --quick --out "$runs" ${stored[@]+"${stored[@]}"} ${reference[@]+"${reference[@]}"} "$@"
 
 echo "== bench publish -> .local/data.git ($BRANCH)" >&2
 [ -d .local/data.git ] || git init --quiet --bare .local/data.git

@@ -56,6 +56,8 @@ elif [[ -n "${BENCH_KERAS_VERSION:-}" ]]; then
   args+=(--keras-source pinned)
 fi
 [[ -n "${BENCH_INSTALL_LOG:-}" && -f "$BENCH_INSTALL_LOG" ]] && args+=(--install-log "$BENCH_INSTALL_LOG")
+# workers v13: each series' stored steps per call from the data branch's records (nightly.yml)
+[[ -n "${BENCH_STEPS_FROM:-}" && -d "$BENCH_STEPS_FROM" ]] && args+=(--steps-from "$BENCH_STEPS_FROM")
 reference_python="${BENCH_REFERENCE_VENV:-.bench-reference-venv}/bin/python"
 [[ -n "${BENCH_REFERENCE:-}" && -x "$reference_python" ]] && args+=(--reference "$reference_python")
 

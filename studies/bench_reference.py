@@ -7,7 +7,9 @@ samples/s do not? (issue 10; docs/measurements.md, "The reference build")
     .venv/bin/python studies/bench_reference.py run --runs 5 --out .local/reference [--reference REF_PYTHON] [--workers N] [--modes M]
     # the same report from kept records: one folder per invocation, each with
     # both sides' records (also takes `bench run --ab A B` folders: the ratio
-    # is then computed from the two records, pair by pair, as --reference does)
+    # is then computed from the two records, pair by pair, as --reference does),
+    # or one folder of several invocations' records, told apart by run id
+    # (studies/bench_turns.sh ... --reference REF_PYTHON writes OUT/a and OUT/b so)
     .venv/bin/python studies/bench_reference.py report .local/reference
 
 REF_PYTHON defaults to this venv's python: both sides are then the same build,
@@ -88,14 +90,34 @@ def alternatives(sides) -> dict[str, dict[tuple[str, str, str], float]]:
 
 def _sides(folder: Path):
     """(backend, reference record, build record) of each paired backend run."""
+    return _sides_of(json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json")))
+
+
+def _sides_of(records):
     sides: dict[tuple[str, str], dict] = {}
-    for path in sorted(folder.glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
+    for data in records:
         side = ab_side(data)
         if side is not None:
             sides[(data["target"]["backend"], side[1])] = data
     return [(backend, sides[(backend, "a")], data) for (backend, side), data in sides.items()
             if side == "b" and (backend, "a") in sides]
+
+
+def invocations(top: Path) -> list[tuple[str, list]]:
+    """(name, _sides) of each invocation under `top`: its sub-folders, one per
+    invocation (`run`'s layout), or, when it has none, its own records grouped
+    by their A/B run id (studies/bench_turns.sh writes one side's invocations
+    into one folder)."""
+    folders = sorted(p for p in top.iterdir() if p.is_dir() and any(p.glob("*.json")))
+    if folders:
+        return [(f.name, _sides(f)) for f in folders]
+    by_run: dict[str, list] = {}
+    for path in sorted(top.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        side = ab_side(data)
+        if side is not None:
+            by_run.setdefault(side[0], []).append(data)
+    return [(run_id, _sides_of(records)) for run_id, records in sorted(by_run.items())]
 
 
 def ratios(sides) -> dict[tuple[str, str, str], tuple[float, float]]:
@@ -170,8 +192,8 @@ def overlap_report(sides_per_run) -> None:
 
 
 def report(args) -> int:
-    folders = sorted(p for p in Path(args.folder).iterdir() if p.is_dir())
-    sides = [_sides(f) for f in folders]  # each folder's records read once
+    folders = invocations(Path(args.folder))
+    sides = [found for _, found in folders]  # each invocation's records read once
     runs = [ratios(s) for s in sides]
     keys = sorted({k for r in runs for k in r})
     if not keys:

@@ -10,8 +10,9 @@ the last one stopped, so a worker's seventh repeat timed a model seven calls
 further along than its first. This times `--calls` calls of `--steps` steps in
 a row after the quality gate, twice in one process set up as a worker is (the
 local-cpu device's threads and glibc settings, pinned to one CPU): trained on,
-then each call from the state the gate left (child._start_state, what workers
-v11 do). For each call it prints samples/s and the share of the model's and
+then each call from the committed start (child._start_state: the committed
+weights and Adam state, what workers v13 do; v11 and v12 reset to the state the
+gate left). For each call it prints samples/s and the share of the model's and
 Adam's float32 values that are denormal (non-zero and below float32's smallest
 normal), which x86 computes slowly unless the backend flushes them (XLA does,
 torch by default does not). Not a test: one process's timings.
@@ -71,12 +72,12 @@ def child(model_name: str, steps: int, calls: int) -> dict:
                             min_repeat_seconds=cfg.harness.min_repeat_seconds,
                             warmup_steps=cfg.harness.warmup_steps, result_path="")
     out = {}
-    for kind in ("trained on", "from the gate's state"):
+    for kind in ("trained on", "from the committed start"):
         model, d = bench_child._build(keras, spec)
         run = bench_child._runner(model, d, spec, backend)
         run(1)
         bench_child._gate(model, d, spec, time.perf_counter)
-        reset = bench_child._start_state(model) if kind != "trained on" else None
+        reset = bench_child._start_state(model, spec, backend) if kind != "trained on" else None
         run(spec.warmup_steps)
         rows = []
         for _ in range(calls):

@@ -64,3 +64,23 @@ def test_the_overlapping_pairs_ratio_reads_only_pairs_sharing_half_their_windows
     apart = record("b", [worker(110.0, (100, 110)), worker(90.0, (200, 210))])
     # no pair overlaps: every pair counts
     assert br.overlapping_ratio(a["results"][0], apart["results"][0]) == (pytest.approx(1.0), 2)
+
+
+def test_a_flat_folder_of_several_invocations_is_told_apart_by_run_id(tmp_path):
+    # studies/bench_turns.sh ... --reference writes every invocation of one checkout into one folder
+    import json
+
+    def rec(run_id, side, value):
+        return {"run": {"ab": {"id": run_id, "side": side, "reference": True}}, "target": {"backend": "jax"},
+                "results": [{"model": "mlp", "mode": "train", "status": "ok", "value": value, "workers": []}]}
+
+    for run_id, a, b in (("r1", 100.0, 99.0), ("r2", 80.0, 81.0)):
+        for side, value in (("a", a), ("b", b)):
+            (tmp_path / f"jax--local-cpu--{run_id}-{side}-1.json").write_text(json.dumps(rec(run_id, side, value)))
+    got = br.invocations(tmp_path)
+    assert [name for name, _ in got] == ["r1", "r2"]
+    assert [[(backend, a["results"][0]["value"], b["results"][0]["value"]) for backend, a, b in sides]
+            for _, sides in got] == [[("jax", 100.0, 99.0)], [("jax", 80.0, 81.0)]]
+    (tmp_path / "00").mkdir()  # run's layout: one sub-folder per invocation wins
+    (tmp_path / "00" / "x.json").write_text(json.dumps(rec("r3", "a", 1.0)))
+    assert [name for name, _ in br.invocations(tmp_path)] == ["00"]

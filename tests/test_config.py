@@ -1,3 +1,5 @@
+from pathlib import Path
+
 import pytest
 import yaml
 
@@ -106,4 +108,16 @@ def test_a_device_reference_build_reaches_the_matrix():
     cfg = config.parse(raw, "benchmarks.yaml")
     assert cfg.device("ryzen-5800x3d").reference == "3.13.0.dev2026110103"
     assert {e.device: e.to_json()["reference"] for e in build_matrix(cfg)}["ryzen-5800x3d"] == "3.13.0.dev2026110103"
-    assert {e.to_json()["reference"] for e in build_matrix(config.load())} == {""}  # none shipped: opt-in
+    assert {e.to_json()["reference"] for e in build_matrix(config.load())} == {""}  # the tests' config: none
+
+
+def test_the_repositorys_every_matrix_device_runs_beside_a_published_keras_nightly():
+    """Issue 53: a reference on by default, named by a real keras-nightly version
+    (3.16.0.dev2026092004 is installed beside this VM's nightly); the Quick start's
+    local-cpu opts in (docs/protocol.md, "The reference build")."""
+    from bench.ci.matrix import build_matrix
+
+    shipped = config.load(Path(__file__).resolve().parents[1] / "benchmarks.yaml")
+    assert {e.device: e.to_json()["reference"] for e in build_matrix(shipped)} == {
+        d: "3.16.0.dev2026092004" for d in ("rtx-5070-ti", "apple-m4", "apple-m4-cpu", "ryzen-5800x3d")}
+    assert shipped.device("local-cpu").reference is None

@@ -105,10 +105,41 @@ def test_a_worker_slow_throughout_keeps_every_round_and_says_so():
 def test_the_latency_protocol_waits_out_slow_states_within_its_budget():
     p = latency.protocol(7, warmup_calls=20)
     assert (p.repeats, p.warmup_steps, p.canary_tolerance, p.max_extra_repeats) == (7, 20, 1.25, 21)
-    # slow for longer than 7 + 21 rounds: all 28 rounds are kept, flagged `all`
+    # slow for longer than 7 + 21 rounds: the budget is spent, and the figure is the
+    # clean rounds before the slow state, fewer than the 7 asked for (workers v13)
     m = StateMachine(slow=[(0.3, 100.0, 1.5)])
     got = rounds_on(m, repeats=7)
-    assert len(got.timing.repeats) == 28 and got.timing.summary()["canary"]["kept"] == "all"
+    assert len(got.timing.repeats) == 28 and got.timing.summary()["canary"]["kept"] == "clean"
+    assert 1 <= len(got.samples) < 7 and got.samples == [pytest.approx(0.2)] * len(got.samples)
+
+
+@pytest.mark.parametrize("slow_from", [0.3, 0.6, 1.2, 100.0])
+def test_one_rule_whatever_the_number_of_clean_rounds(slow_from):
+    # workers v13: the p50 is the fast state's however many clean rounds a worker
+    # got before a long slow state (under v12, fewer than 7 kept every round: 0.2
+    # with 7 clean, up to 0.3 with fewer, a switch from night to night)
+    m = StateMachine(slow=[(slow_from, 1000.0, 1.5)])
+    got = rounds_on(m, repeats=7)
+    assert got.latency.p50_ms == pytest.approx(0.2)
+    assert got.timing.summary()["canary"]["kept"] == "clean"
+
+
+def test_a_worker_with_no_clean_round_falls_back_to_every_round():
+    m = StateMachine(slow=[(0.0, 1000.0, 1.5)])
+    got = latency.measure_rounds(lambda n: latency.measure(m.call, n, 0, m.clock).samples_ms, 200,
+                                 latency.protocol(3, warmup_calls=20), m.clock, m.canary, canary_floor=0.005)
+    assert got.timing.summary()["canary"]["kept"] == "all" and got.latency.p50_ms == pytest.approx(0.3)
+
+
+def test_each_round_records_its_timed_window_on_the_wall_clock():
+    m = StateMachine(slow=[(0.15, 0.30, 1.5)])
+    got = latency.measure_rounds(lambda n: latency.measure(m.call, n, 0, m.clock).samples_ms, 200,
+                                 latency.protocol(5, warmup_calls=20), m.clock, m.canary, wall=m.clock)
+    windows = got.timing.summary()["repeat_windows"]
+    assert len(windows) == len(got.samples) == 5  # one per kept round
+    # each window spans its round's 200 calls of 0.2 ms (fake wall = fake clock)
+    assert [round(b - a, 4) for a, b in windows] == [0.04] * 5
+    assert all(a2 >= b1 for (_, b1), (a2, _) in zip(windows, windows[1:]))
 
 
 def test_a_worker_slow_throughout_is_caught_by_the_runs_fastest_canary():

@@ -61,6 +61,14 @@ def test_sides_with_other_backend_or_numpy_versions_get_no_ratio_and_say_why():
     assert reference.mismatch(other_numpy, same) == "numpy 2.2.0 on the reference, 2.3.4 on the nightly"
     assert reference.mismatch(other_jax, same) == "jax 0.8.0 on the reference, 0.8.1 on the nightly"
     assert reference.mismatch([], same) is None  # a side that reported nothing: its own failure says why
+    # the two Keras builds differ by design: that is what the ratio compares
+    nightly = [{"versions": {"keras-nightly": "3.16.0.dev2026102704", "jax": "0.8.1", "jaxlib": "0.8.1"},
+                "numpy_version": "2.3.4"}]
+    frozen = [{"versions": {"keras-nightly": "3.16.0.dev2026092004", "jax": "0.8.1", "jaxlib": "0.8.1"},
+               "numpy_version": "2.3.4"}]
+    assert reference.mismatch(frozen, nightly) is None
+    assert reference.mismatch([{**frozen[0], "numpy_version": "2.2.0"}], nightly) == (
+        "numpy 2.2.0 on the reference, 2.3.4 on the nightly")
     ref = [ok("mlp", "train", 100.0, workers=workers(100.0, 100.0))]
     build = [ok("mlp", "train", 95.0, workers=workers(90.0, 100.0)), failed("mlp", "predict")]
     out = reference.attach(ref, build, refused=reference.mismatch(other_numpy, same))

@@ -284,7 +284,7 @@ def test_protocol_2_runs_fake_workers_and_records_the_protocol(tmp_path, monkeyp
                      (1, [("mlp", "predict", 9), ("mlp", "train", 9)], 7.0, None),
                      (2, [("mlp", "train", 9), ("mlp", "predict", 9)], 7.0, None)]  # harness.quick_workers
     rec = record.load(next(tmp_path.glob("*.json")))
-    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 12, "memory": "least, settled"}
+    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 13, "memory": "least, settled"}
     # workers 100, 101, 102 without the best and the worst
     assert [(r.model, r.mode, r.value) for r in rec.results] == [("mlp", "train", 101.0), ("mlp", "predict", 101.0)]
     assert [w["value"] for w in rec.data["results"][0]["workers"]] == [100.0, 101.0, 102.0]

@@ -50,7 +50,7 @@ def test_quick_run_gives_four_ok_results(backend, workers, tmp_path):
     (rec,), err = bench_run(tmp_path, "--backend", backend, "--quick", "--workers", str(workers),
                             "--modes", "train,predict")
     assert (rec.backend, rec.device) == (backend, "local-cpu")
-    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 12, "memory": "least, settled"}
+    assert rec.data["run"]["protocol"] == {"name": "workers", "version": 13, "memory": "least, settled"}
     assert [(r.model, r.mode) for r in rec.results] == [
         ("cnn", "train"), ("cnn", "predict"), ("mlp", "train"), ("mlp", "predict")]
     raw = {(r["model"], r["mode"]): r for r in rec.data["results"]}
@@ -159,17 +159,24 @@ backend.prepare({backends.THREADS_VAR: "1"})
 import keras
 spec = child.Spec(backend="x", keras_backend=os.environ["KERAS_BACKEND"], model="mlp", mode="train",
                   batch_size=64, repeats=3, min_repeat_seconds=0.1, warmup_steps=1, result_path="")
+from bench.measure.workloads import gate
+import numpy as np
 model, d = child._build(keras, spec)
 run = child._runner(model, d, spec, backend)
 run(1)
-reset = child._start_state(model)
+reset = child._start_state(model, spec, backend)
+reset()
 first = float(run(5))
 trained_on = float(run(5))
 iterations_before_reset = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+run(7)  # whatever ran before (a gate of another Keras), the reset puts the committed start back
 reset()
 iterations_after_reset = int(keras.ops.convert_to_numpy(model.optimizer.iterations))
+committed = all(np.array_equal(a, b.astype(a.dtype)) for a, b in zip(model.get_weights(),
+                                                                       gate.load_reference("mlp").weights))
 again = float(run(5))
-print(json.dumps([first, trained_on, again, iterations_before_reset, iterations_after_reset]))
+print(json.dumps([first, trained_on, again, iterations_before_reset, iterations_after_reset,
+                  gate.load_train_start("mlp").iterations, committed]))
 '''
 
 
@@ -178,15 +185,18 @@ print(json.dumps([first, trained_on, again, iterations_before_reset, iterations_
                                      pytest.param("torch", marks=needs("torch")),
                                      pytest.param("mlx", marks=needs("mlx", "keras_mlx"))])
 def test_every_timed_train_call_starts_from_the_same_weights(backend):
-    """Workers v11: child._start_state puts the model and Adam's state back, so a
-    call after reset() trains exactly as the first timed call did."""
+    """Workers v13: child._start_state puts the committed weights and Adam's
+    committed state back, so a call after reset() trains exactly as the first
+    timed call did, whatever trained the model before."""
     proc = subprocess.run([sys.executable, "-c", START_STATE_SCRIPT], cwd=REPO, capture_output=True, text=True,
                           timeout=300, env={**os.environ, "KERAS_BACKEND": backend, "BENCH_MLX_DEVICE": "cpu"})
     assert proc.returncode == 0, proc.stderr[-3000:]
-    first, trained_on, again, before, after = json.loads(proc.stdout.strip().splitlines()[-1])
+    first, trained_on, again, before, after, committed_steps, committed = json.loads(
+        proc.stdout.strip().splitlines()[-1])
     assert trained_on != first  # without the reset, the next call trains another model
-    assert again == first
-    assert (before, after) == (11, 1)  # Adam's step count too: 1 (the compile call) + 5 + 5, then back
+    assert again == first and committed  # the committed weights, then the same training
+    # Adam's step count too: the committed one + 5 + 5, then back to the committed one
+    assert (before, after) == (committed_steps + 10, committed_steps)
 
 
 VERIFY_STATE_SCRIPT = r'''
@@ -196,9 +206,10 @@ from bench.measure import child
 seen = {}
 start_state, verify = child._start_state, child._verify
 
-def watched_start_state(model):
-    seen["start"] = int(model.optimizer.iterations.numpy())
-    return start_state(model)
+def watched_start_state(model, spec, backend):
+    from bench.measure.workloads import gate
+    seen["start"] = gate.load_train_start(spec.model).iterations  # where every timed call starts
+    return start_state(model, spec, backend)
 
 def watched_verify(model, d, spec, last):
     seen["verify"] = int(model.optimizer.iterations.numpy())
@@ -222,4 +233,4 @@ def test_the_timed_train_check_sees_the_model_the_last_timed_call_left():
     assert proc.returncode == 0, proc.stderr[-3000:]
     status, steps, start, at_verify = json.loads(proc.stdout.strip().splitlines()[-1])
     assert status == "ok" and steps > 1  # (one step would look like a set-up call's state)
-    assert at_verify == start + steps  # the gate's state plus exactly one timed call
+    assert at_verify == start + steps  # the committed start plus exactly one timed call

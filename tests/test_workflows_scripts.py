@@ -409,7 +409,8 @@ def test_local_nightly_runs_alone_unless_a_reference_is_asked_for(local_checkout
     assert plugins == "install --disable-pip-version-check --no-deps -r requirements/plugins.txt"
     (run,) = _bench_runs(calls)
     runs = run.split(" --out ")[1].split()[0]
-    assert run == (f"-m bench run --device local-cpu --quick --out {runs} "
+    # the second night reads the stored work from the local data branch the first one published to
+    assert run == (f"-m bench run --device local-cpu --quick --out {runs} --steps-from .local/data "
                    f"--reference {reference / 'bin' / 'python'} --backend jax")
     assert json.loads((local_checkout / ".local" / "install-reference.json").read_text())["keras_source"] == "pinned"
 
@@ -469,6 +470,7 @@ def test_job_paths_live_below_runner_temp(tmp_path):
         "BENCH_VENV=/rt/bench-venv\nBENCH_OUT=/rt/bench-out/records\nBENCH_INSTALL_LOG=/rt/bench-out/install.json\n"
         "BENCH_REFERENCE_VENV=/rt/bench-reference-venv\n"
         "BENCH_REFERENCE_INSTALL_LOG=/rt/bench-out/install-reference.json\n"
+        "BENCH_STEPS_FROM=/rt/bench-data\n"
         "HOME=/rt/home\nXDG_CACHE_HOME=/rt/home/.cache\nXDG_CONFIG_HOME=/rt/home/.config\n"
         "XDG_DATA_HOME=/rt/home/.local/share\nXDG_STATE_HOME=/rt/home/.local/state\nKERAS_HOME=/rt/home/.keras\n"
         "PIP_CACHE_DIR=/rt/home/.cache/pip\nPIP_CONFIG_FILE=/dev/null\nPIP_DISABLE_PIP_VERSION_CHECK=1\n"

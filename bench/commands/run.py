@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from functools import partial
 
 from bench.measure import backends, check, environment, lock, machine, pool, reference, runner, schedule, telemetry
+from bench.measure import steps as stored_steps
 
 from bench import config
 
@@ -69,6 +70,10 @@ def add_arguments(parser):
                         help="which Keras was installed: the newest nightly (default), a pinned "
                              "keras-nightly version, or a git ref; only nightly makes points")
     parser.add_argument("--install-log", default=None, help="JSON from scripts/install-backend.sh, kept in the record")
+    parser.add_argument("--steps-from", metavar="DIR", action="append", default=[],
+                        help="a folder of earlier records (the data branch's checkout; repeatable) whose newest "
+                             "record of each series under this protocol gives its stored steps per call "
+                             "(workers v13; --out's folder is always read too)")
     parser.add_argument("--verbose", action="store_true", help="show the children's own output on stderr")
 
 
@@ -94,6 +99,9 @@ def main(args) -> int:
     if (args.ab or args.reference) and args.protocol != 2:
         raise ConfigError(f"{'--ab' if args.ab else '--reference'} needs --protocol 2 (the two sides' workers interleave)")
     sides = _sides(args.ab, args.reference)
+    for folder in args.steps_from:
+        if not os.path.isdir(folder):
+            raise UsageError(f"--steps-from {folder!r} is not a folder; expected a folder of run records")
     roots = _roots(args)
     problem = check.resources(device.threads, device.cpus, _available_cpus(), f"devices.{device.label}",
                               device.worker_cpus)
@@ -220,7 +228,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         done = pool.run_backend(specs, workers, spawn, sides=tuple(sides), supports=module.supports,
                                 install_error=runner.install_failed(install_log),
                                 unstable_limit=cfg.harness.unstable_spread, progress=progress,
-                                duet=duet is not None, together=together, rerun=not args.quick)
+                                duet=duet is not None, together=together, rerun=not args.quick,
+                                stored=_stored(args, label, device, specs))
     else:
         jobs = [runner.Job(s, timeout) for s in specs]
         done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
@@ -250,6 +259,14 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         print(path, flush=True)
         out[side] = rec
     return list(out.values())
+
+
+def _stored(args, label, device, specs) -> dict:
+    """Each throughput series' stored steps per call (bench/measure/steps.py): from
+    --steps-from's folders and --out's, the newest record under this protocol."""
+    wanted = {(s.model, s.mode): (s.batch_size, s.min_repeat_seconds) for s in specs if s.mode != "latency"}
+    return stored_steps.load(args.steps_from, backend=label, device=device.label, protocol=schedule.PROTOCOL,
+                             wanted=wanted, flat=[args.out]) if wanted else {}
 
 
 def _tell(label, task, workers, place, event: dict) -> None:

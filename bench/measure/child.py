@@ -26,7 +26,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.measure import backends, disturbance, failures, harness, latency, usage, verify
+from bench.measure import backends, barrier, disturbance, failures, harness, latency, usage, verify
 
 SEED = 1234
 # Batches per fit/predict call in the timed region: as many as fit in
@@ -67,12 +67,21 @@ class Spec:
     canary_tolerance: float = 3.0  # throughput repeats (harness.canary_tolerance)
     spread_goal: float | None = None  # ... and their extra repeats (harness.spread_goal)
     canary_floor: float | None = None  # the fastest canary seen earlier in the run, seconds
+    stored_steps: int | None = None  # workers v13: the series' stored work, checked against harness.STEPS_BAND
+    sync_dir: str | None = None  # workers v13: a duet's barrier folder (bench/measure/barrier.py) ...
+    sync_side: str = ""  # ... and this worker's side in it ("a" or "b")
 
     def __post_init__(self):
         if self.mode not in MODES:
             raise ValueError(f"Spec.mode is {self.mode!r}; expected one of {', '.join(MODES)}")
         if self.batch_size < 1:
             raise ValueError(f"Spec.batch_size is {self.batch_size!r}; expected a positive integer")
+
+    def duet_barrier(self) -> "barrier.Barrier | None":
+        """This benchmark's barrier with the other side of its duet, or None (no duet)."""
+        if not self.sync_dir:
+            return None
+        return barrier.Barrier(self.sync_dir, self.sync_side, f"{self.model}.{self.mode}")
 
     def protocol(self) -> harness.Protocol:
         return harness.Protocol(repeats=self.repeats, min_repeat_seconds=self.min_repeat_seconds,
@@ -114,6 +123,7 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
     t_start = clock()
     env_info: dict = {}
     result = spec.base_result()
+    sync = spec.duet_barrier()  # a duet's: both sides start each timed repeat together
     try:
         backend = _stage("import", backends.get, spec.keras_backend)
         keras = _stage("import", _import_keras, backend, spec, env_info)
@@ -125,22 +135,25 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
         usage.trace("build")
         env_info["jit"] = getattr(model, "jit_compile", None)  # what jit_compile="auto" resolved to
         measure = _latency if spec.mode == "latency" else _throughput
-        result.update(measure(model, data, spec, backend, _device_name(env_info), clock))
+        result.update(measure(model, data, spec, backend, _device_name(env_info), clock, sync))
         result["memory"] = usage.memory_block(backend, scope=peak_scope, settled=settled)
     except _Failed as f:
         result.update(status="failed", error=f.failure.as_error(), **f.extra)
+    finally:
+        if sync:
+            sync.end()  # failed before its repeats, or done: the other side stops waiting for this one
     result["child_seconds"] = round(clock() - t_start, 3)
     return {"result": result, "environment": env_info}
 
 
-def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict:
+def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock, sync=None) -> dict:
     """Modes train and predict: samples/s through the harness's timed repeats."""
     run = _runner(model, d, spec, backend)
     compile_seconds = _stage("compile", harness.time_call, lambda: run(1), clock)
     usage.trace("compile")
     quality = _stage("gate", _gate, model, d, spec, clock)
     usage.trace("gate")
-    reset = _stage("timing", _start_state, model) if spec.mode == "train" else None
+    reset = _stage("timing", _start_state, model, spec, backend) if spec.mode == "train" else None
     last: dict = {}
 
     def kept(steps):  # keeps the last timed call's result for _verify
@@ -150,39 +163,64 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
         usage.trace(f"call:{steps}")
         return last["out"]
 
-    timed = usage.metered(kept, device)
-    timing = _stage("timing", harness.benchmark, timed, spec.batch_size, spec.protocol(), clock, None,
-                    spec.steps, disturbance.snapshot, time.time, spec.canary_floor, reset)
-    energy = timed.energy(len(timing.repeats), spec.batch_size)
+    meter = usage.meter(device)  # read around each timed call, outside it (harness.timed)
+    timing = _stage("timing", harness.benchmark, kept, spec.batch_size, spec.protocol(), clock, None,
+                    spec.steps, disturbance.snapshot, time.time, spec.canary_floor, reset,
+                    spec.stored_steps, sync.wait if sync else None, meter)
+    if sync:
+        sync.end()
+    energy = meter.energy(len(timing.repeats), spec.batch_size)
     # the model as the last timed call left it, before the set-up calls put the state back
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
     usage.trace("verify")
     setup = _stage("timing", harness.setup_seconds, run, timing, clock, harness.SETUP_CALLS, reset)
     return dict(status="ok", value=timing.value, samples=list(timing.samples),
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
-                steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy)
+                steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy,
+                min_repeat_seconds=spec.min_repeat_seconds, **({"sync": sync.summary()} if sync else {}))
 
 
-def _start_state(model) -> "harness.Reset":
-    """reset(): the model's and its optimizer's variables back to what they hold
-    now (after the gate), for every timed train call to start from (workers v11).
+def _start_state(model, spec: Spec, backend) -> "harness.Reset":
+    """reset(): the model's weights to the committed ones (bench/measure/workloads/
+    weights/<model>.npz, the predict benchmarks' weights) and Adam's momentums,
+    velocities and step count to the committed state that goes with them
+    (<model>.train.npz; both made by studies/make_weights.py), then a backend
+    sync, so nothing of the reset is left for the timed call to wait on.
 
-    Without it each call trained on from the last, so a worker's later repeats
-    timed a model much further along than its first, and how far depended on
-    the steps per call its invocation calibrated (26-72 for torch cnn/train).
-    Far along, torch's weights and Adam's moments go denormal (~5 % of them
-    after ~600 mlp steps, loss ~1e-4) and x86 computes those slowly: torch
+    Workers v13: the same start on both sides of a pair and on every night.
+    Workers v11 put back the state the quality gate left, which the Keras version
+    under test had trained: a nightly and a reference started their timed calls
+    from different models. A fresh Adam (moments at zero) on the trained weights
+    is no start either: its first steps move every weight by the full learning
+    rate, and held-out accuracy fell from 0.97 to 0.83 in one timed call (jax
+    mlp/train). Without any reset each call trained on from the last, so a
+    worker's later repeats timed a model much further along than its first, and
+    how far depended on the steps per call (26-72 for torch cnn/train). Far
+    along, torch's weights and Adam's moments go denormal (~5 % of them after
+    ~600 mlp steps, loss ~1e-4) and x86 computes those slowly: torch
     mlp/train's workers read ~47k samples/s for 4 repeats, then ~38k
-    (studies/bench_train_state.py). XLA flushes denormals to zero, which is
-    why jax never showed it."""
-    import keras
+    (studies/bench_train_state.py). XLA flushes denormals to zero, which is why
+    jax never showed it."""
+    import numpy as np
 
-    variables = list(model.variables) + list(model.optimizer.variables)
-    saved = [keras.ops.convert_to_numpy(v.value).copy() for v in variables]
+    from bench.measure.workloads import gate
+
+    committed, adam = gate.load_reference(spec.model).weights, gate.load_train_start(spec.model)
+    opt = model.optimizer
+    momentums, velocities = list(getattr(opt, "_momentums", ())), list(getattr(opt, "_velocities", ()))
+    variables = list(model.weights) + momentums + velocities + [opt.iterations]
+    start = list(committed) + list(adam.momentums) + list(adam.velocities) + [np.array(adam.iterations)]
+    shapes = [tuple(v.shape) for v in variables], [tuple(np.shape(a)) for a in start]
+    if len(model.trainable_variables) != len(adam.momentums) or shapes[0] != shapes[1]:
+        raise _Failed(failures.Failure("quality", f"the committed train start of {spec.model} ({adam.source}) "
+                                                  f"does not fit the model and its optimizer (shapes {shapes[1]} "
+                                                  f"vs {shapes[0]})"))
+    saved = [np.asarray(a).astype(v.dtype) for v, a in zip(variables, start)]
 
     def reset() -> None:
         for v, value in zip(variables, saved):
             v.assign(value)
+        backend.sync([v.value for v in variables])
 
     return reset
 
@@ -191,7 +229,7 @@ def _device_name(env_info: dict) -> str:
     return str(env_info.get("device", {}).get("device", "cpu"))
 
 
-def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict:
+def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock, sync=None) -> dict:
     """Mode "latency": batch-1 `predict_on_batch` (Keras's compiled single-batch
     path, the one online inference takes) in rounds of `spec.latency_calls`
     timed calls, each round a harness repeat between two canaries, after
@@ -209,17 +247,22 @@ def _latency(model, d: "_Data", spec: Spec, backend, device: str, clock) -> dict
     def timed_round(calls):  # the harness's run(steps): `calls` batch-1 calls, each timed
         return latency.measure(call, calls, 0, clock).samples_ms
 
-    # The meter is read around each round, never inside a timed call.
-    timed = usage.metered(timed_round, device)
-    got = _stage("timing", latency.measure_rounds, timed, spec.latency_calls,
+    # The meter is read around each round, outside it (harness.timed), never inside a timed call.
+    meter = usage.meter(device)
+    got = _stage("timing", latency.measure_rounds, timed_round, spec.latency_calls,
                  latency.protocol(spec.repeats, spec.latency_warmup), clock, None, disturbance.snapshot,
-                 spec.canary_floor)
+                 spec.canary_floor, sync.wait if sync else None, meter)
+    if sync:
+        sync.end()
     lat = got.latency
-    summary = {k: v for k, v in got.timing.summary().items() if k not in ("calibration", "warmup_seconds")}
+    summary = {k: v for k, v in got.timing.summary().items()
+               if k not in ("calibration", "warmup_seconds", "steps_source", "steps_why")}
+    if sync:
+        summary["sync"] = sync.summary()
     summary["canary"]["disturbed_samples"] = got.disturbed_samples  # in ms (the harness gives samples/s)
     return dict(status="ok", value=lat.p50_ms, samples=got.samples,
                 latency=lat.summary(rounds=len(got.samples)), compile_seconds=round(compile_seconds, 6),
-                quality=quality, energy=timed.energy(len(got.timing.repeats), 1), **summary)  # J per 1000 calls
+                quality=quality, energy=meter.energy(len(got.timing.repeats), 1), **summary)  # J per 1000 calls
 
 
 def _import_keras(backend, spec: Spec, env_info: dict):

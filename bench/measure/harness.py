@@ -50,6 +50,7 @@ Run = Callable[[int], object]  # run(steps): do `steps` batches, host-synchronis
 Canary = Callable[[], float]  # seconds taken by a fixed tiny computation
 Probe = Callable[[], "disturbance.Snapshot"]  # CPU time, pressure and steal now
 Reset = Callable[[], None]  # puts the state a timed call starts from back (train: the weights)
+Sync = Callable[[], None]  # waits for the other side of a duet before a timed call (bench/measure/barrier.py)
 
 CANARY_WARMUP = 5  # canaries before the first timing, to know the fast CPU's figure
 MAX_GROWTH = 100  # calibration never extrapolates a step count by more than this
@@ -60,6 +61,15 @@ MAX_GROWTH = 100  # calibration never extrapolates a step count by more than thi
 LINEARITY = 0.15
 # ... but a repeat never grows beyond this many times min_repeat_seconds.
 MAX_OVERSHOOT = 8
+# Stored work (workers v13): the steps per call a series calibrated once are
+# reused while one call of them lasts within this band of min_repeat_seconds
+# (a check call before the repeats); outside it they are calibrated afresh and
+# the result says why (`steps_source: "recalibrated"`, `steps_why`). 0.5x-2x:
+# halving or doubling the work moved samples/s by -3.6 to +2.8 % (workers v11's
+# log, docs/measurements.md "Workers and fixed work"), so inside the band the
+# work size costs at most that, and a machine or Keras change that moves a call
+# by more than 2x gets work that fits it again.
+STEPS_BAND = (0.5, 2.0)
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,9 @@ class Protocol:
     calibration_margin: float = 1.1  # aim calibration a little above the minimum
     # Clean repeats further than this from their median: time more (None: never).
     spread_goal: float | None = 0.10
+    # Fewest clean repeats the figure is taken over; with fewer, every repeat counts
+    # (None: `repeats`, the throughput rule; latency.protocol sets 1, workers v13).
+    min_clean: int | None = None
 
     def __post_init__(self):
         checks = {
@@ -86,12 +99,15 @@ class Protocol:
             "max_steps": self.max_steps >= 1,
             "calibration_margin": self.calibration_margin >= 1,
             "spread_goal": self.spread_goal is None or self.spread_goal > 0,
+            "min_clean": self.min_clean is None or 1 <= self.min_clean <= self.repeats,
         }
         for name, good in checks.items():
             if not good:
                 raise ValueError(f"Protocol.{name} is {getattr(self, name)!r}; expected a value in range")
         if self.max_extra_repeats == -1:
             object.__setattr__(self, "max_extra_repeats", self.repeats)
+        if self.min_clean is None:
+            object.__setattr__(self, "min_clean", self.repeats)
 
     @classmethod
     def from_config(cls, harness, quick: bool) -> "Protocol":
@@ -139,6 +155,15 @@ class Timing:
     # data, compile and calibration).
     timed_window: tuple[float, float] | None = None
     canary_floor: float | None = None  # the fastest canary of the run before it (harness.benchmark)
+    min_clean: int | None = None  # fewest clean repeats the figure needs (None: `wanted`)
+    # Wall-clock (unix s) start and end of each timed call, in `repeats` order: how
+    # the two sides' calls of a pair are matched (workers v13).
+    windows: tuple[tuple[float, float], ...] = ()
+    # Where `steps` came from (workers v13): "calibrated" (none stored), "stored"
+    # (the series' stored work, its check call inside STEPS_BAND), "recalibrated"
+    # (stored, but outside the band: `steps_why`), "fixed" (given by the parent).
+    steps_source: str = "calibrated"
+    steps_why: str | None = None
 
     def __post_init__(self):
         if not self.repeats:
@@ -157,9 +182,14 @@ class Timing:
 
     @property
     def kept(self) -> tuple[Repeat, ...]:
-        """The repeats the headline uses: the clean ones when there are enough."""
+        """The repeats the headline uses: the clean ones when there are at least
+        `min_clean` of them (default: all `wanted`), else every repeat."""
+        return self.clean if self.enough_clean else self.repeats
+
+    @property
+    def enough_clean(self) -> bool:
         clean = self.clean
-        return clean if len(clean) >= self.wanted else self.repeats
+        return bool(clean) and len(clean) >= (self.min_clean or self.wanted)
 
     def throughput(self, r: Repeat) -> float:
         return self.steps * self.samples_per_step / r.seconds
@@ -189,10 +219,14 @@ class Timing:
                 "tolerance": self.canary_tolerance,
                 "seconds": [round(r.canary, 6) for r in kept],
                 "disturbed_samples": [self.throughput(r) for r in dropped],
-                "kept": "clean" if len(self.clean) >= self.wanted else "all",
+                "kept": "clean" if self.enough_clean else "all",
             },
             "disturbance": disturbance.summarise([r.load for r in self.repeats if r.load is not None]),
             **({"timed_window": [round(t, 3) for t in self.timed_window]} if self.timed_window else {}),
+            **({"repeat_windows": [[round(a, 4), round(b, 4)] for r, (a, b) in zip(self.repeats, self.windows)
+                                   if id(r) in kept_ids]} if self.windows else {}),
+            "steps_source": self.steps_source,
+            **({"steps_why": self.steps_why} if self.steps_why else {}),
         }
 
 
@@ -304,15 +338,37 @@ def calibrate(run: Run, protocol: Protocol, clock: Clock, canaries: _Canaries,
         steps = min(protocol.max_steps, max(steps * 2, math.ceil(steps * min(grow, MAX_GROWTH))))
 
 
+def timed(run: Run, steps: int, clock: Clock, meter=None,
+          wall: Clock = time.time) -> tuple[float, tuple[float, float]]:
+    """One timed call of `run(steps)`: (seconds on `clock`, its (start, end) on `wall`).
+    `meter.begin()` just before the clock's first read and `meter.end(steps)` just
+    after its second: the energy meter's reads (NVML, RAPL) stay outside the timed
+    call (workers v13; before, usage.Metered wrapped the call and they were inside)."""
+    if meter is not None:
+        meter.begin()
+    started = wall()
+    t0 = clock()
+    run(steps)
+    seconds = clock() - t0
+    ended = wall()
+    if meter is not None:
+        meter.end(steps)
+    return seconds, (started, ended)
+
+
 def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _Canaries,
-            probe: Probe | None = None, reset: Reset | None = None) -> tuple[Repeat, ...]:
-    """Timed repeats until `protocol.repeats` are clean and agree, or the budget is spent.
+            probe: Probe | None = None, reset: Reset | None = None, sync: Sync | None = None,
+            meter=None, wall: Clock = time.time) -> tuple[tuple[Repeat, ...], tuple[tuple[float, float], ...]]:
+    """Timed repeats until `protocol.repeats` are clean and agree, or the budget is spent;
+    returns the repeats and each one's wall-clock window.
 
     Clean repeats that disagree by more than `spread_goal` (largest distance
     from their median) get more repeats too: a median of more samples is the
-    cheap cure for a noisy stretch the canary did not flag.
+    cheap cure for a noisy stretch the canary did not flag. Per repeat, in
+    order: reset, sync, canary, probe, the timed call (`timed`), probe, canary.
     """
     repeats: list[Repeat] = []
+    windows: list[tuple[float, float]] = []
     budget = protocol.repeats + protocol.max_extra_repeats
 
     def clean() -> list[float]:
@@ -324,43 +380,92 @@ def measure(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _C
 
     while len(repeats) < budget and not settled():
         untimed_reset(reset)
+        if sync is not None:
+            sync()  # before the canary: both sides read it, and start their call, together
         before = canaries.read()
         a = probe() if probe else None
-        seconds = time_call(lambda: run(steps), clock)
+        seconds, window = timed(run, steps, clock, meter, wall)
         load = disturbance.between(a, probe()) if probe else None
         repeats.append(Repeat(seconds, before, canaries.read(), load))
-    return tuple(repeats)
+        windows.append(window)
+    return tuple(repeats), tuple(windows)
+
+
+def check_stored(run: Run, steps: int, protocol: Protocol, clock: Clock, canaries: _Canaries,
+                 reset: Reset | None = None) -> tuple[tuple[int, float], ...]:
+    """One untimed call of the stored `steps` (reset first, canaries around it;
+    retried while a slowed CPU makes it read slow, like a calibration trial):
+    the (steps, seconds) trials. Whether the last one lies inside STEPS_BAND
+    decides between keeping the stored work and calibrating afresh."""
+    trials, retries = [], 0
+    while True:
+        untimed_reset(reset)
+        before = canaries.read()
+        seconds = time_call(lambda: run(steps), clock)
+        after = canaries.read()
+        trials.append((steps, seconds))
+        if canaries.slow(before, after, tolerance=protocol.canary_tolerance) and retries < protocol.max_extra_repeats:
+            retries += 1
+            continue
+        return tuple(trials)
+
+
+def outside_band(seconds: float, protocol: Protocol, band: tuple[float, float] = STEPS_BAND) -> str | None:
+    """Why a call of `seconds` does not fit the stored work, or None when it lies
+    within `band` x min_repeat_seconds (both ends included)."""
+    low, high = (f * protocol.min_repeat_seconds for f in band)
+    if low <= seconds <= high:
+        return None
+    return (f"a call of the stored work took {seconds:.3g} s, outside {band[0]:g}-{band[1]:g}x "
+            f"min_repeat_seconds ({low:.3g}-{high:.3g} s)")
 
 
 def benchmark(run: Run, samples_per_step: int, protocol: Protocol, clock: Clock = time.perf_counter,
               canary: Canary | None = None, steps: int | None = None, probe: Probe | None = None,
-              wall: Clock = time.time, canary_floor: float | None = None, reset: Reset | None = None) -> Timing:
+              wall: Clock = time.time, canary_floor: float | None = None, reset: Reset | None = None,
+              stored: int | None = None, sync: Sync | None = None, meter=None) -> Timing:
     """Warm up, calibrate and time `run` (already compiled by a first call).
 
     `samples_per_step` is the batch size: throughput = steps * batch / seconds.
-    `steps` given (protocol 2's fixed work, calibrated by the series' first
-    worker): no calibration, every repeat does exactly that work. `probe`
+    `steps` given (protocol 2's fixed work, set by the series' first worker):
+    no calibration, every repeat does exactly that work (`steps_source`
+    "fixed"). Else `stored` given (the series' stored work, workers v13): one
+    check call of it (`check_stored`); inside STEPS_BAND it is the work
+    ("stored"), outside it the steps are calibrated afresh ("recalibrated",
+    with the reason); neither given: calibrated ("calibrated"). `probe`
     (disturbance.snapshot) is read around every timed call; `wall` (unix s)
-    dates the timed repeats, for Timing.timed_window. `canary_floor`: the
-    fastest canary (seconds) seen earlier in this run, the full-speed figure
-    when it is faster than any this benchmark reads. `reset` runs before every
-    calibration trial and timed repeat, untimed (a train benchmark's weights).
+    dates the timed repeats, for Timing.timed_window and each repeat's window.
+    `canary_floor`: the fastest canary (seconds) seen earlier in this run, the
+    full-speed figure when it is faster than any this benchmark reads. `reset`
+    runs before every calibration trial and timed repeat, untimed (a train
+    benchmark's weights); `sync` before every timed repeat (a duet's barrier);
+    `meter` (begin()/end(steps)) around every timed call, outside its time.
     """
     canaries = _Canaries(canary or numpy_canary(clock=clock), floor=canary_floor)
     warmup = time_call(lambda: run(protocol.warmup_steps), clock) if protocol.warmup_steps else 0.0
-    if steps is None:
-        trials = calibrate(run, protocol, clock, canaries, reset)
-        steps = trials[-1][0]
-    else:
+    source, why = "calibrated", None
+    if steps is not None:
         if steps < 1:
             raise ValueError(f"benchmark: steps is {steps!r}; expected a positive integer (the fixed work)")
+        trials, source = (), "fixed"
+    else:
         trials = ()
+        if stored is not None:
+            if stored < 1:
+                raise ValueError(f"benchmark: stored is {stored!r}; expected a positive integer (the stored work)")
+            trials = check_stored(run, stored, protocol, clock, canaries, reset)
+            why = outside_band(trials[-1][1], protocol)
+            source = "recalibrated" if why else "stored"
+        if why or stored is None:
+            trials = trials + calibrate(run, protocol, clock, canaries, reset)
+        steps = trials[-1][0]
     started = wall()
-    repeats = measure(run, steps, protocol, clock, canaries, probe, reset)
+    repeats, windows = measure(run, steps, protocol, clock, canaries, probe, reset, sync, meter, wall)
     return Timing(steps=steps, samples_per_step=samples_per_step, repeats=repeats,
                   canary_baseline=canaries.baseline, canary_tolerance=protocol.canary_tolerance,
                   wanted=protocol.repeats, warmup_seconds=warmup, calibration=trials,
-                  timed_window=(started, wall()), canary_floor=canary_floor)
+                  timed_window=(started, wall()), canary_floor=canary_floor, min_clean=protocol.min_clean,
+                  windows=windows, steps_source=source, steps_why=why)
 
 
 def spread(values: Mapping[str, float] | list[float]) -> float:

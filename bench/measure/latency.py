@@ -96,14 +96,27 @@ def measure(call: Callable[[], object], calls: int = MIN_CALLS, warmup_calls: in
     return Latency(tuple(out), path)
 
 
+# One rule whatever the number of clean rounds (workers v13): a worker's figure
+# comes from its clean (fast-state) rounds, however many of the `repeats` wanted
+# it got, 1 or more; only a worker with no clean round at all falls back to
+# every round (`canary.kept: "all"`), and that worker the pool judges as slow
+# throughout (flagged when also slower than its peers: disturbance.CANARY_SLOWER).
+# Until v12 a worker with fewer than `repeats` clean rounds kept every round, so
+# from night to night the series switched between "fast state only" and "every
+# state" with how many slow-state rounds the extra-round budget met.
+MIN_CLEAN_ROUNDS = 1
+
+
 def protocol(repeats: int, warmup_calls: int):
     """The harness protocol for latency rounds: `repeats` clean rounds wanted,
     `warmup_calls` untimed calls first (one untimed round), this mode's canary
-    tolerance and extra-round budget. min_repeat_seconds is unused (no calibration)."""
+    tolerance, extra-round budget and clean-round rule (MIN_CLEAN_ROUNDS).
+    min_repeat_seconds is unused (no calibration)."""
     from bench.measure import harness
 
     return harness.Protocol(repeats=repeats, min_repeat_seconds=1.0, warmup_steps=warmup_calls,
-                            canary_tolerance=CANARY_TOLERANCE, max_extra_repeats=EXTRA_ROUNDS * repeats)
+                            canary_tolerance=CANARY_TOLERANCE, max_extra_repeats=EXTRA_ROUNDS * repeats,
+                            min_clean=MIN_CLEAN_ROUNDS)
 
 
 @dataclass(frozen=True)
@@ -126,7 +139,7 @@ class Rounds:
 
     @property
     def latency(self) -> Latency:
-        """Every call of the kept rounds (the clean ones, or all when too few were clean)."""
+        """Every call of the kept rounds (the clean ones; all, when none was clean)."""
         return Latency(tuple(s for r in self._split()[0] for s in r))
 
     @property
@@ -141,16 +154,19 @@ class Rounds:
 
 
 def measure_rounds(run_round: Callable[[int], tuple[float, ...]], calls: int, protocol, clock: Clock = time.perf_counter,
-                   canary=None, probe=None, canary_floor: float | None = None) -> Rounds:
+                   canary=None, probe=None, canary_floor: float | None = None, sync=None, meter=None,
+                   wall: Clock = time.time) -> Rounds:
     """Time rounds of `calls` calls through the harness (warm-up, canaries, extra
-    rounds for slow ones; `canary_floor` as harness.benchmark's). `run_round(n)`
-    times n calls and returns their ms (`measure(call, n, 0, clock).samples_ms`,
-    maybe metered)."""
+    rounds for slow ones; `canary_floor`, `sync` (a duet's barrier before each
+    round), `meter` (read around each round) and `wall` as harness.benchmark's).
+    `run_round(n)` times n calls and returns their ms (`measure(call, n, 0, clock).samples_ms`).
+    Each round's wall-clock window is the timing's `windows` (the record's
+    `repeat_windows`), so two sides' rounds can be matched on it."""
     from bench.measure import harness
 
     got: list[tuple[float, ...]] = []
     timing = harness.benchmark(lambda n: got.append(tuple(run_round(n))), 1, protocol, clock, canary, calls, probe,
-                               canary_floor=canary_floor)
+                               wall, canary_floor=canary_floor, sync=sync, meter=meter)
     return Rounds(timing, tuple(got[len(got) - len(timing.repeats):]))  # the warm-up round first
 
 

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from bench.measure import disturbance, estimate, failures, harness, schedule, usage
+from bench.measure import barrier, disturbance, estimate, failures, harness, schedule, usage
 from bench.measure.child import Spec, backend_mode
 from bench.measure.runner import _kill_group  # one way to end a worker and its children
 from bench.measure.worker import WorkerSpec
@@ -159,7 +159,7 @@ def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, r
     else:
         r = payload["result"]
         e = {"value": r["value"], "samples": list(r.get("samples", [])), "status": "ok", "disturbed": False}
-        for k in ("steps_per_call", "setup_seconds", "disturbance", "timed_window"):
+        for k in ("steps_per_call", "setup_seconds", "disturbance", "timed_window", "repeat_windows", "sync"):
             if k in r:
                 e[k] = r[k]
         if "canary" in r:  # the interleaved reference workload (bench/analyse/host.py)
@@ -289,8 +289,14 @@ class SideRun:
 def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: tuple[str, ...] = ("",),
                 supports: Callable[[str], bool] = lambda mode: True, install_error: str | None = None,
                 unstable_limit: float = 0.10, progress: Callable[[str, str], None] = lambda side, line: None,
-                duet: bool = False, together: int = 1, rerun: bool = True) -> dict[str, SideRun]:
+                duet: bool = False, together: int = 1, rerun: bool = True,
+                stored: dict | None = None) -> dict[str, SideRun]:
     """Protocol 2 for one backend: {side: SideRun}, results in `specs` order.
+    stored: {(model, mode): steps}, each series' stored work (workers v13,
+    bench/measure/steps.py): the first worker checks it against
+    harness.STEPS_BAND instead of calibrating, and every later worker of both
+    sides does the work it settled on; each ok result says where its work came
+    from (`steps_source`, and `steps_why` when recalibrated).
     duet: the A/B workers run as duets (schedule.duet), else in turns.
     together: how many workers of one side run at the same time (`bench run --quick`
     on a device that gives each its own CPUs: a demo, each of them calibrating its
@@ -303,6 +309,8 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     broken: dict[str, dict] = {side: {"kind": "install", "message": install_error} for side in sides} \
         if install_error else {}
     steps: dict[Key, int] = {}
+    stored = dict(stored or {})
+    sources: dict[Key, dict] = {}  # how each series' work was settled (the worker that settled it)
     # per side (each side is its own venv; one whose numpy differs gets its ratio refused,
     # reference.mismatch, but its canary is its own all the same): the fastest canary any of its
     # workers has seen, every later worker's floor (workers v3)
@@ -310,8 +318,12 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     envs: dict[str, list] = {side: [] for side in sides}
     runnable = tuple(k for k in keys if k not in skipped)
 
-    def todo(task: schedule.Task, pending) -> list[Spec]:
-        return [replace(by_key[k], steps=steps.get(k), canary_floor=floors.get(task.side)) for k in pending]
+    def todo(task: schedule.Task, pending, sync_dir: str | None = None) -> list[Spec]:
+        """The specs a worker runs; sync_dir: its duet's barrier folder (both processes at once)."""
+        return [replace(by_key[k], steps=steps.get(k), stored_steps=None if k in steps else stored.get(k),
+                        canary_floor=floors.get(task.side),
+                        **({"sync_dir": sync_dir, "sync_side": task.side} if sync_dir else {}))
+                for k in pending]
 
     def absorb(task: schedule.Task, out: WorkerOutcome, pending: list, alone: bool = False) -> None:
         """Take what one worker process left behind; `pending` loses what it settled.
@@ -328,6 +340,9 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                     if not (task.calibration or alone):
                         s.payloads.append(ev["payload"])
                     steps.setdefault(k, ev["payload"]["result"].get("steps_per_call"))
+                    got = ev["payload"]["result"]
+                    if got.get("steps_source") not in (None, "fixed") and k not in sources:
+                        sources[k] = {f: got[f] for f in ("steps_source", "steps_why") if f in got}
                     if ev["payload"]["result"].get("canary", {}).get("kept") == "all":
                         entry["canary_all"] = True
                 floors[task.side] = harness.faster(
@@ -370,8 +385,17 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
             for task in group:
                 run_task(task)
             return
-        with ThreadPoolExecutor(len(group)) as together:  # a duet: both processes at once
-            outs = list(together.map(lambda t: spawn_fn(t, todo(t, t.keys)), group))
+        with tempfile.TemporaryDirectory(prefix="bench-duet-") as folder:  # a duet's barrier (workers v13)
+            def spawn_then_leave(t: schedule.Task) -> WorkerOutcome:
+                if not duet:  # --quick's workers side by side: no pairs to align
+                    return spawn_fn(t, todo(t, t.keys))
+                try:
+                    return spawn_fn(t, todo(t, t.keys, folder))
+                finally:
+                    barrier.gone(folder, t.side)  # its partner stops waiting for it
+
+            with ThreadPoolExecutor(len(group)) as together:  # a duet: both processes at once
+                outs = list(together.map(spawn_then_leave, group))
         for task, out in zip(group, outs):
             run_task(task, out)
 
@@ -401,7 +425,11 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
             else:
                 for e in s.entries:
                     e.pop("canary_all", None)
-                results.append(result_of(s, unstable_limit))
+                result = result_of(s, unstable_limit)
+                if result.get("status") == "ok" and k[1] != "latency":  # latency calls have no work to store
+                    result.pop("steps_why", None)
+                    result.update(sources.get(k, {}))
+                results.append(result)
         out[side] = SideRun(tuple(results), tuple(envs[side]))
     return out
 

@@ -86,10 +86,17 @@ def mismatch(reference_envs: Sequence[Mapping], build_envs: Sequence[Mapping]) -
     return "; ".join(found) or None
 
 
+# The builds a ratio compares: their versions differ by design. Since 2026-12-06
+# a worker's `versions` (backends.installed_versions) lists Keras too, and without
+# this every real pair's ratio was refused for "keras-nightly A on the reference,
+# B on the nightly" (found by the first workers v13 smoke run, 2026-12-07).
+KERAS = ("keras", "keras-nightly")
+
+
 def _versions(envs: Sequence[Mapping]) -> dict[str, str] | None:
     for env in envs:
         if isinstance(env, Mapping) and isinstance(env.get("versions"), Mapping):
-            got = {str(k): str(v) for k, v in env["versions"].items()}
+            got = {str(k): str(v) for k, v in env["versions"].items() if k not in KERAS}
             if env.get("numpy_version"):
                 got["numpy"] = str(env["numpy_version"])
             return got

@@ -15,7 +15,10 @@ log ratio B/A was 4.1 % as a duet and 15.6 % in turns; this VM's speed moves
 by 10-30 % within the ~20 s between the two workers of a pair in turns (after
 Bulej et al., "Duet Benchmarking", ICPE 2020). One calibration worker of A
 runs alone first, so every duet worker does its fixed work; its figure (an
-uncontended one) counts in neither side's headline nor any pair.
+uncontended one) counts in neither side's headline nor any pair. Workers
+v13: before each timed repeat the two processes of a duet meet at a barrier
+(bench/measure/barrier.py), so their timed calls start together although
+their compiles and gates take different times.
 """
 
 from __future__ import annotations
@@ -70,7 +73,20 @@ from dataclasses import dataclass, replace
 #               is also 3 % worse than its clean peers' median
 #               (disturbance.CANARY_SLOWER): on a drifting host the canary flagged
 #               latency workers that timed as fast as the others.
-NAME, VERSION = "workers", 12
+#   workers v13: the same work and the same start on both sides and every night
+#               (issue 53): each series' steps per call are stored (read back
+#               from its newest record under this protocol, bench/measure/steps.py)
+#               and reused while a check call of them lasts 0.5-2x
+#               min_repeat_seconds (harness.STEPS_BAND; else recalibrated, and
+#               `steps_source`/`steps_why` say so); a timed train call starts
+#               from the committed weights and the optimizer as built
+#               (child._start_state), not from what the gate trained, its
+#               reset synced before the clock; the energy meter is read outside
+#               the timed call (harness.timed); a latency worker's figure is its
+#               clean rounds however many (latency.MIN_CLEAN_ROUNDS); a duet's
+#               two sides meet at a barrier before every timed repeat or round
+#               (bench/measure/barrier.py), and every repeat records its window.
+NAME, VERSION = "workers", 13
 # How a result's peak memory comes from its workers (run.protocol.memory; a new
 # one starts a new baseline for the memory series alone, series.memory_state):
 #   absent: the median of the workers that ran the benchmark earliest in their

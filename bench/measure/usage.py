@@ -10,8 +10,9 @@ elsewhere the figure is getrusage's peak of the whole process (psutil has no
 peak RSS on Linux or macOS). The block's `host_peak_scope` says which:
 "benchmark" or "process".
 
-Energy: a meter (NVML on a CUDA device, RAPL on a CPU one) read around every
-timed call (`Metered`); joules per 1000 samples = 1000 * J / samples over the
+Energy: a meter (NVML on a CUDA device, RAPL on a CPU one) read just before and
+just after every timed call, outside the time the harness takes (`Metered`,
+harness.timed); joules per 1000 samples = 1000 * J / samples over the
 timed calls only. A meter that cannot open is recorded as
 {"unavailable": reason}; nothing is ever estimated.
 
@@ -181,41 +182,50 @@ def open_meter(device: str, opener: dict[str, Callable[[], object]] | None = Non
         return None, unavailable(source, f"{type(e).__name__}: {e}")
 
 
-def metered(run: Callable[[int], object], device: str) -> "Metered | Unmetered":
-    """`run` read by the device's energy meter around each call, or as it is
-    (and why) when the device has none."""
-    meter, reason = open_meter(device)
-    return Metered(run, meter) if meter else Unmetered(run, reason)
+def meter(device: str) -> "Metered | Unmetered":
+    """The device's energy meter, for the harness to read around each timed call
+    (harness.timed: begin() just before its clock starts, end(steps) just after
+    it stops), or no meter (and why) when the device has none."""
+    opened, reason = open_meter(device)
+    return Metered(opened) if opened else Unmetered(reason)
 
 
 class Unmetered:
-    """run(steps) as it is; its energy is the reason there is no meter."""
+    """No meter here: begin/end do nothing, and the energy is the reason."""
 
-    def __init__(self, run: Callable[[int], object], reason: dict):
-        self._run, self._reason = run, reason
+    def __init__(self, reason: dict):
+        self._reason = reason
 
-    def __call__(self, steps: int):
-        return self._run(steps)
+    def begin(self) -> None:
+        pass
+
+    def end(self, steps: int) -> None:
+        pass
 
     def energy(self, last_calls: int, samples_per_step: int) -> dict:
         return self._reason
 
 
 class Metered:
-    """run(steps) wrapped: the meter's joules of every call, to pick the timed ones out later."""
+    """An energy meter read around each timed call, outside it (workers v13:
+    until v12 this wrapped the workload, so the NVML or RAPL reads ran inside the
+    call the clock timed): the joules of every (begin, end), to pick the timed
+    calls out later."""
 
-    def __init__(self, run: Callable[[int], object], meter):
-        self._run, self._meter = run, meter
+    def __init__(self, meter):
+        self._meter = meter
         self.calls: list[tuple[int, float]] = []  # (steps, joules)
         self.error: str | None = None
+        self._start: float | None = None
 
-    def __call__(self, steps: int):
-        j0 = self._read()
-        out = self._run(steps)
+    def begin(self) -> None:
+        self._start = self._read()
+
+    def end(self, steps: int) -> None:
+        j0, self._start = self._start, None
         j1 = self._read()
         if j0 is not None and j1 is not None:
             self.calls.append((steps, j1 - j0))
-        return out
 
     def _read(self) -> float | None:
         if self.error is not None:

@@ -79,6 +79,14 @@ def _span(v: Any) -> bool:
     return _numbers(v) and len(v) == 2 and v[0] <= v[1]
 
 
+def _spans(v: Any) -> bool:
+    """A list of [start, end] spans."""
+    return isinstance(v, list) and all(_span(x) for x in v)
+
+
+STEPS_SOURCES = ("calibrated", "stored", "recalibrated", "fixed")
+
+
 # field -> (check, expected form), for run, environment and each result.
 RUN: Mapping[str, tuple[Check, str]] = {
     "protocol": (lambda v: isinstance(v, dict) and _string(v.get("name")) and _integer(1)(v.get("version")),
@@ -98,6 +106,12 @@ RESULT: Mapping[str, tuple[Check, str]] = {
     "memory": (lambda v: isinstance(v, dict), "an object with host_peak_bytes, device_peak_bytes, unavailable"),
     "energy": (lambda v: isinstance(v, dict), 'an object {"joules_per_1000_samples": number} or {"unavailable": str}'),
     "reference": (lambda v: isinstance(v, dict), "an object with value, ratio, pairs"),
+    # workers v13 (bench/measure/steps.py): where the steps per call came from, and why recalibrated
+    "steps_source": (lambda v: v in STEPS_SOURCES, f"one of {', '.join(STEPS_SOURCES)}"),
+    "steps_why": (_string, "a string"),
+    "min_repeat_seconds": (_number(), NUMBER),  # what the work was calibrated or checked for
+    "repeat_windows": (_spans, "a list of [start, end] in unix seconds"),
+    "sync": (lambda v: isinstance(v, dict), 'an object {"waits", "alone", "waited_seconds"}'),
 }
 WORKER: Mapping[str, tuple[Check, str]] = {
     "value": (_optional(_number()), f"{NUMBER}, or null"),
@@ -107,6 +121,9 @@ WORKER: Mapping[str, tuple[Check, str]] = {
     "calibration": (_bool, "true or false"),
     "alone": (_bool, "true or false"),
     "timed_window": (_span, f"[start, end] in unix seconds, start <= end, each {NUMBER}"),
+    # workers v13: each kept timed repeat's (latency: round's) window, and the duet barrier's counts
+    "repeat_windows": (_spans, "a list of [start, end] in unix seconds"),
+    "sync": (lambda v: isinstance(v, dict), 'an object {"waits", "alone", "waited_seconds"}'),
     "host_peak_bytes": (_integer(0), INTEGER),  # this worker's peak RSS for the benchmark
     "position": (_integer(0), INTEGER),  # benchmarks its process ran before this one
     # its fastest run of the reference workload (the canary), the host's speed (bench/analyse/host.py)

@@ -117,3 +117,44 @@ def save_reference(path: Path, weights, logits: np.ndarray, acc: float, meta: di
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "wb") as f:  # np.savez_compressed(path) would append .npz to odd names
         np.savez_compressed(f, **arrays)
+
+
+@dataclass(frozen=True)
+class TrainStart:
+    """Adam's state to go with the committed weights (workers v13): where every
+    timed train call starts, on both sides of a pair and on every night.
+    `momentums`/`velocities`: one array per trainable variable, in the model's
+    `trainable_variables` order; `iterations`: Adam's step count."""
+
+    iterations: int
+    momentums: tuple
+    velocities: tuple
+    source: str
+
+    def __post_init__(self):
+        if self.iterations < 0 or len(self.momentums) != len(self.velocities):
+            raise ValueError(f"{self.source}: iterations {self.iterations!r}, {len(self.momentums)} momentums and "
+                             f"{len(self.velocities)} velocities; expected iterations >= 0 and one of each per variable")
+
+
+def train_start_path(model: str) -> Path:
+    return WEIGHTS_DIR / f"{model}.train.npz"
+
+
+def load_train_start(model: str, path: Path | None = None) -> TrainStart:
+    """Read `weights/<model>.train.npz` (float32: Adam's velocities are far below float16's range)."""
+    path = path or train_start_path(model)
+    with np.load(path) as f:
+        count = int(f["count"])
+        return TrainStart(int(f["iterations"]), tuple(f[f"m{i}"].astype(np.float32) for i in range(count)),
+                          tuple(f[f"v{i}"].astype(np.float32) for i in range(count)), str(path))
+
+
+def save_train_start(path: Path, iterations: int, momentums, velocities, meta: dict) -> None:
+    arrays = {f"m{i}": np.asarray(m, dtype=np.float32) for i, m in enumerate(momentums)}
+    arrays.update({f"v{i}": np.asarray(v, dtype=np.float32) for i, v in enumerate(velocities)})
+    arrays.update(count=np.array(len(momentums)), iterations=np.array(int(iterations)))
+    arrays.update({f"meta_{k}": np.array(str(v)) for k, v in meta.items()})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        np.savez_compressed(f, **arrays)
