@@ -67,6 +67,7 @@ class Spec:
     canary_tolerance: float = 3.0  # throughput repeats (harness.canary_tolerance)
     spread_goal: float | None = None  # ... and their extra repeats (harness.spread_goal)
     canary_floor: float | None = None  # the fastest canary seen earlier in the run, seconds
+    native: int = 0  # pairs of Keras and native calls timed after the benchmark (bench/measure/native.py); 0: off
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -127,6 +128,8 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
         measure = _latency if spec.mode == "latency" else _throughput
         result.update(measure(model, data, spec, backend, _device_name(env_info), clock))
         result["memory"] = usage.memory_block(backend, scope=peak_scope, settled=settled)
+        if spec.native and spec.mode != "latency" and result.get("status") == "ok":  # after the memory is read
+            result["native"] = _native(model, data, spec, backend, result["steps_per_call"])
     except _Failed as f:
         result.update(status="failed", error=f.failure.as_error(), **f.extra)
     result["child_seconds"] = round(clock() - t_start, 3)
@@ -161,6 +164,15 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock) -> d
     return dict(status="ok", value=timing.value, samples=list(timing.samples),
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
                 steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy)
+
+
+def _native(model, d: "_Data", spec: Spec, backend, steps: int) -> dict:
+    """The native block (bench/measure/native.py): Keras against the backend's native code."""
+    from bench.measure import native
+
+    keras_side = native.Keras(model, _runner(model, d, spec, backend), steps, spec.mode, d.x_test, d.x_time,
+                              d.y_time, d.chunk)
+    return native.measure(backend, keras_side, spec.batch_size, spec.native)
 
 
 def _start_state(model) -> "harness.Reset":
