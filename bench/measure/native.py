@@ -291,10 +291,11 @@ class Keras:
 
 def measure(backend, k: Keras, batch_size: int, n_pairs: int = PAIRS, clock: Clock = time.perf_counter) -> dict:
     """The worker's native block: {"ratio", "pairs", "check", "version", "keras_seconds",
-    "native_seconds"}, or {"unavailable": reason} / {"error": {kind, message}}, with
+    "native_seconds", "seconds"}, or {"unavailable": reason} / {"error": {kind, message}}, with
     "version". Never raises: the Keras result stands whatever happens here."""
     from bench.measure import failures
 
+    t0 = clock()
     try:
         model = describe(k.model, batch_size)
         impl = backend.native(model)
@@ -306,7 +307,8 @@ def measure(backend, k: Keras, batch_size: int, n_pairs: int = PAIRS, clock: Clo
         native_run(1)  # warm: what the check did not compile yet
         timed = pairs(k.run, native_run, k.steps, n_pairs, clock, keras_reset, native_reset)
         return {"ratio": pair_ratio(timed), "pairs": len(timed), "check": check, "version": VERSION,
-                "keras_seconds": [round(t, 6) for t, _ in timed], "native_seconds": [round(t, 6) for _, t in timed]}
+                "keras_seconds": [round(t, 6) for t, _ in timed], "native_seconds": [round(t, 6) for _, t in timed],
+                "seconds": round(clock() - t0, 3)}  # the whole phase (check, warm-up, pairs): its cost
     except Mismatch as e:
         return {"error": failures.Failure("quality", f"native {e}").as_error(), "version": VERSION}
     except Exception as e:  # noqa: BLE001 - recorded with its kind, never raised into the Keras result

@@ -155,6 +155,7 @@ NATIVE: Mapping[str, tuple[Check, str]] = {
     "error": (WORKER["error"][0], WORKER["error"][1]),
     "keras_seconds": (_numbers, f"a list of numbers, each {NUMBER}"),
     "native_seconds": (_numbers, f"a list of numbers, each {NUMBER}"),
+    "seconds": (_number(), NUMBER),
 }
 
 
