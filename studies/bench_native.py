@@ -122,7 +122,11 @@ def main() -> int:
         report(Path(a.source))
         return 0
     keep = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench-native-"))
-    plan = [("run", i, 0.0) for i in range(a.runs)] + [("inject", i, a.inject) for i in range(a.inject_runs if a.inject else 0)]
+    # the injected invocations early, between clean ones, so a set cut short still has them
+    clean = [("run", i, 0.0) for i in range(a.runs)]
+    injected = [("inject", i, a.inject) for i in range(a.inject_runs if a.inject else 0)]
+    plan = clean[:1] + [x for pair in zip(injected, clean[1:]) for x in pair] + clean[1 + len(injected):] \
+        + injected[len(clean) - 1:]
     keep.mkdir(parents=True, exist_ok=True)
     with lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True), "bench_native.py"):
         run_plan(plan, keep, a)  # the machine's lock for the whole set: no other run between its invocations

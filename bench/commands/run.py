@@ -208,7 +208,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     """One backend's record(s); place: (its index, how many backends, the run's Eta)."""
     backend = cfg.backend(label)
     module = _backend_module(cfg, backend)
-    native_on = args.native == "on" if args.native else device.native
+    # an A/B compares two builds, not Keras with native code: off unless asked for
+    native_on = args.native == "on" if args.native else (device.native and not args.ab)
     specs = [_spec(backend, device, m, mode, cfg, protocol, native.PAIRS if native_on else 0)
              for m in models for mode in modes]
     started = datetime.now(timezone.utc)
