@@ -344,3 +344,16 @@ def test_the_device_setting_turns_it_on_and_an_older_worker_still_reads_a_spec_w
     on = WorkerSpec((Spec(**{**spec.__dict__, "native": 5}),), "out.jsonl")
     assert WorkerSpec.from_json(on.to_json()).specs[0].native == 5
     assert WorkerSpec.from_json(WorkerSpec((spec,), "o").to_json()).specs[0] == spec
+
+
+def test_the_dashboard_files_the_vs_native_series_under_its_own_metric():
+    from datetime import datetime, timezone
+
+    from bench.present.site import site_index
+    from bench.present.table import build_rows
+
+    recs = nights([1.2, 1.204, 1.197, 1.202, 1.199, 1.203])
+    series = all_series(recs)
+    index = site_index(series, build_rows(series, Trends()), generated_at=datetime(2026, 12, 7, tzinfo=timezone.utc))
+    metrics = {e["mode"]: e["metric"] for e in index["series"]}
+    assert metrics == {"train": "throughput", "train.vs-native": "native"}
