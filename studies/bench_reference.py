@@ -52,7 +52,8 @@ def run(args) -> int:
         cmd = [sys.executable, "-m", "bench", "run", "--reference", args.reference or sys.executable,
                "--backend", args.backends, "--out", str(folder)] + (
                    ["--workers", str(args.workers)] if args.workers else []) + (
-                   ["--modes", args.modes] if args.modes else [])
+                   ["--modes", args.modes] if args.modes else []) + (
+                   ["--models", args.models] if args.models else [])
         started = time.monotonic()
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
         (folder / "run.log").write_text(done.stderr, encoding="utf-8")
@@ -212,6 +213,7 @@ def main() -> int:
     r.add_argument("--reference", help="the reference venv's python (default: this one: identical builds)")
     r.add_argument("--workers", type=int, help="pairs per benchmark (default: harness.ab_workers)")
     r.add_argument("--modes", help="only these modes, e.g. latency (default: benchmarks.yaml's modes)")
+    r.add_argument("--models", help="only these models, e.g. mlp (default: benchmarks.yaml's models)")
     s = sub.add_parser("report", help="the report from kept invocation folders")
     s.add_argument("folder")
     args = p.parse_args()

@@ -211,9 +211,10 @@ def browser_ready(site: Path, loads: int = 3) -> tuple[float, int]:
 
 
 def publish_and_clone(name: str, data: Path, scratch: Path) -> None:
-    """A bare repository holding the set (summary included) on gh-pages; one
-    nightly publish of one new record; a full and a partial sparse clone."""
-    bare = scratch / f"{name}.git"
+    """A bare repository holding the set (summary included) on gh-pages, kept
+    beside the set (built once: at ten years it takes minutes); one nightly
+    publish of one new record; a full and a partial sparse clone."""
+    bare = data.parent / f"{name}.git"
     env = {**os.environ, "PYTHONPATH": str(ROOT), "GIT_AUTHOR_NAME": "s", "GIT_AUTHOR_EMAIL": "s@x",
            "GIT_COMMITTER_NAME": "s", "GIT_COMMITTER_EMAIL": "s@x"}
     if not bare.exists():

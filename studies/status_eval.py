@@ -2,7 +2,7 @@
 beside the known change-point methods on the same streams? (issue 52)
 
     .venv/bin/python studies/status_eval.py                  # quick: a few minutes here
-    .venv/bin/python studies/status_eval.py --seed 2 --streams 60 --years 10   # held out, longer
+    .venv/bin/python studies/status_eval.py --seed 4 --years 30 --streams 20 --methods "project rule"
 
 Streams come from tests/corpus/streams.py (labels from how each is built;
 nothing imported from bench.analyse there). Every method sees, each night,
@@ -103,9 +103,35 @@ def _sigma(x):
 def pelt(x):
     import ruptures as rpt
     s = _sigma(x[:BEFORE])
-    bkps = rpt.Pelt(model="l1", min_size=CONFIRM, jump=1).fit(np.asarray(x).reshape(-1, 1)).predict(
+    bkps = rpt.Pelt(custom_cost=_l1_table(), min_size=CONFIRM, jump=1).fit(np.asarray(x).reshape(-1, 1)).predict(
         pen=3 * s * math.log(len(x)))
     return _latest_cp(x, bkps[:-1])
+
+
+def _l1_table():
+    """ruptures' CostL1 with every segment's cost computed at fit, one numpy
+    call per segment length (the same sums as CostL1.error, ~15x faster)."""
+    from ruptures.costs import CostL1
+    from ruptures.exceptions import NotEnoughPoints
+
+    class L1Table(CostL1):
+        def fit(self, signal):
+            super().fit(signal)
+            col = np.ascontiguousarray(self.signal[:, 0])
+            n = len(col)
+            self.table = np.full((n + 1, n + 1), np.nan)
+            for length in range(self.min_size, n + 1):
+                w = np.lib.stride_tricks.sliding_window_view(col, length)
+                self.table[np.arange(n - length + 1), np.arange(length, n + 1)] = np.abs(
+                    w - np.median(w, axis=1)[:, None]).sum(axis=1)
+            return self
+
+        def error(self, start, end):
+            if end - start < self.min_size:
+                raise NotEnoughPoints
+            return float(self.table[start, end])
+
+    return L1Table()
 
 
 def mann_whitney(x, alpha=0.01):

@@ -321,3 +321,63 @@ def test_a_token_in_the_repository_url_is_never_printed():
         publish(records(1), "http://x-access-token:s3cr3t@127.0.0.1:9/o/r.git", BRANCH)
     assert "s3cr3t" not in str(e.value) and "***@127.0.0.1" in str(e.value)
     assert _redact("https://u:tok@github.com/o/r fetch") == "https://***@github.com/o/r fetch"
+
+
+# -- a publish's cost does not grow with the history (issue 55) ----------------
+
+def test_a_publish_fetches_the_tips_commit_and_only_the_folders_it_writes_to(tmp_path, monkeypatch):
+    # A server that filters (as GitHub does): the publish fetches the tip's
+    # commit alone, then the trees of the folders its record goes in, by name;
+    # never the history's other trees, which git's own fetch-on-demand of the
+    # root tree would bring (every tree below it).
+    bare = tmp_path / "data.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    git(bare, "config", "uploadpack.allowFilter", "true")
+    history = [make_record([ok("cnn", "train", 100.0 + i)], run_id=f"h{i}", started_at=T0 - timedelta(days=9 * i))
+               for i in range(60)]  # 60 nights over 18 months: 80 trees
+    publish(history, str(bare), BRANCH)
+    trees = git(bare, "rev-list", "--objects", "--filter=blob:none", BRANCH).count("\n")
+    assert trees > 60
+    kept = tmp_path / "publish"
+    monkeypatch.setattr("bench.records.store.tempfile.TemporaryDirectory", lambda **_: _Kept(kept))
+    new = make_record([ok("cnn", "train", 99.0)], run_id="new", started_at=T0 + timedelta(hours=3))
+    result = publish([new], str(bare), BRANCH)
+    assert [p.status for p in result.placed] == ["added"]
+    objects = subprocess.run(["git", "--git-dir", str(kept / "repo.git"), "cat-file", "--batch-all-objects",
+                              "--batch-check=%(objecttype)"], capture_output=True, text=True, check=True).stdout.split()
+    # the tip's commit and root, runs/, runs/2026/, runs/2026/11/, runs/2026/11/01/ (fetched),
+    # the record's blob, five new trees and the new commit (made here)
+    assert len(objects) <= 14, objects
+    assert sorted(files_on_branch(bare)) == sorted([r.relpath() for r in history] + [new.relpath()])
+    subprocess.run(["git", "--git-dir", str(bare), "fsck", "--no-progress"], check=True, capture_output=True)
+
+
+class _Kept:
+    """A TemporaryDirectory that stays, so the test can look into the publish's repository."""
+
+    def __init__(self, path: Path):
+        self.path = path
+
+    def __enter__(self) -> str:
+        self.path.mkdir()
+        return str(self.path)
+
+    def __exit__(self, *exc) -> None:
+        return None
+
+
+def test_a_server_that_gives_no_object_by_name_still_gets_the_record(tmp_path, monkeypatch):
+    # protocol v0 without uploadpack.allowAnySHA1InWant refuses a tree asked
+    # for by name: the publish fetches the tip's trees instead, as it did before.
+    bare = tmp_path / "data.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    git(bare, "config", "uploadpack.allowFilter", "true")
+    history = records(3)
+    publish(history, str(bare), BRANCH)
+    monkeypatch.setenv("GIT_CONFIG_COUNT", "1")
+    monkeypatch.setenv("GIT_CONFIG_KEY_0", "protocol.version")
+    monkeypatch.setenv("GIT_CONFIG_VALUE_0", "0")
+    new = make_record([ok("cnn", "train", 99.0)], run_id="new", started_at=T0 + timedelta(days=40))
+    result = publish([new], str(bare), BRANCH)
+    assert result.commit == tip(bare) and [p.status for p in result.placed] == ["added"]
+    assert sorted(files_on_branch(bare)) == sorted([r.relpath() for r in history] + [new.relpath()])

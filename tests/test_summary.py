@@ -360,3 +360,22 @@ def test_a_summary_line_of_the_wrong_shape_is_stale_and_the_records_are_read(tmp
     (data / "summary").rmdir()
     assert cli.main(["report", "--data", str(data), "--format", "json"]) == 0
     assert got.out == capsys.readouterr().out
+
+
+def test_a_reader_run_as_the_program_prints_and_exits_as_in_process(tmp_path, capsys):
+    # report, site and show run as `python -m bench` leave without freeing what
+    # they built (bench.cli.READERS): their output is flushed and their exit
+    # code kept, --fail-on's 1 included.
+    data = write_data(rich_history(), tmp_path / "d")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    root = Path(__file__).resolve().parent.parent
+    for args in (["report", "--data", str(data), "--format", "json", "--fail-on", "regressed"],
+                 ["show", "jax/rtx-5070-ti/cnn/train", "--data", str(data)],
+                 ["site", "--data", str(data), "--out", str(tmp_path / "site"), "--no-plots"]):
+        capsys.readouterr()
+        code = cli.main(args)
+        want = capsys.readouterr()
+        got = subprocess.run([sys.executable, "-m", "bench", *args], capture_output=True, text=True, cwd=root)
+        assert (got.returncode, got.stdout, got.stderr) == (code, want.out, want.err), args[0]
+    assert code == 0 and json.loads((tmp_path / "site" / "data" / "index.json").read_text())["series"]
+    assert cli.main(["report", "--data", str(data), "--fail-on", "regressed"]) == 1  # the exit code that was kept

@@ -10,7 +10,7 @@ import pytest
 
 from bench import config
 from bench.analyse.trends import find_change
-from tests.corpus.streams import LEVELS, noise, stream
+from tests.corpus.streams import HARNESS_BLOCK, LEVELS, harness_residuals, noise, stream
 
 T = config.load(Path(__file__).parents[1] / "benchmarks.yaml").trends  # the shipped `trends`
 SPAN = T.window + 36
@@ -63,3 +63,14 @@ def test_the_streams_label_comes_from_how_they_are_built():
     assert (dipped < np.log(0.85)).mean() > 0.04 and (dipped > 0.05).mean() < 0.001  # one-sided
     with pytest.raises(ValueError, match="noise kind 'gpu'"):
         noise("gpu", 0.01, 5, rng)
+
+
+def test_the_harness_kind_resamples_this_harness_s_own_invocations_in_blocks():
+    sets = harness_residuals()
+    assert len(sets) >= 5 and all(len(s) == 5 for s in sets)
+    blocks = {tuple(np.round(s[i:i + HARNESS_BLOCK], 12)) for s in sets for i in range(len(s) - HARNESS_BLOCK + 1)}
+    x, sigma = noise("harness", None, 40, np.random.default_rng(3))
+    assert all(tuple(np.round(x[i:i + HARNESS_BLOCK], 12)) in blocks for i in range(0, 40, HARNESS_BLOCK))
+    assert sigma == pytest.approx(np.std(np.concatenate(sets)))
+    s = stream("harness", None, 50, 40, 0.05, np.random.default_rng(4))
+    assert s.steps == ((40, 0.05),) and s.kind == "harness"

@@ -20,14 +20,16 @@ from __future__ import annotations
 import math
 import statistics
 from datetime import date, datetime
-from typing import Any, Iterable, Iterator, Mapping, NamedTuple
+from operator import itemgetter
+from typing import Any, Iterable, Mapping
 
 from bench.analyse import host
-from bench.analyse.series import (MEMORY_METRICS, METRICS, VS_NATIVE, VS_REF, Entry, Failure, Point, Points, Series,
-                                  SeriesKey, _native_state, _reference_state, derived_results, env_fingerprint, group,
+from bench.analyse.series import (MEMORY_METRICS, METRICS, PROTOCOL_1, VS_NATIVE, VS_REF, Failure, Point, Points,
+                                  Series, SeriesKey, _native_state, _reference_state, derived_results, env_fingerprint,
                                   is_headline, memory_state, metric_of, native_results, protocol_of, record_state,
                                   reference_results)
 from bench.records.history import FUTURE
+from bench.records.newest import newness as newness_of
 from bench.records.record import RunRecord, format_time, parse_time
 
 KINDS = ("headline", "metric", "reference")
@@ -121,13 +123,15 @@ def read_lines(lines: Iterable[Mapping[str, Any]], source: str, latest: datetime
     problem line per file it would skip, worded as it words them). `source`:
     the data folder as given; `latest`: now plus the publish gate's allowance."""
     kept, problems = [], []
+    nights: dict[str, date] = {}  # a night's 25 records parse it once
     for line in lines:
         where = f"{source.rstrip('/')}/{line['path']}" if source else line["path"]
         if "skipped" in line:
             problems.append(f"skipped {where}: {line['skipped']}")
             continue
         t = parse_time(line["started_at"])
-        if t > latest or date.fromisoformat(line["night"]) > latest.date():
+        night = nights.get(line["night"]) or nights.setdefault(line["night"], date.fromisoformat(line["night"]))
+        if t > latest or night > latest.date():
             dated = line["night"] if line["run_night"] else line["started_at"]
             problems.append(f"skipped {where}: dated {dated}, after {format_time(latest)} "
                             f"({FUTURE.total_seconds() / 3600:g} h from now); "
@@ -144,68 +148,121 @@ def series_from_lines(lines: Iterable[tuple[datetime, Mapping[str, Any]]], kinds
     `speed`: headline points carry the host reading (as table_series and
     all_series ask build_series). Metric and vs-ref series without points are
     left out, as metric_series and reference_series leave them out. A series'
-    points are made when first read (series.Points)."""
+    points are made when first read (series.Points).
+
+    series.group's rule, written out for the lines: per night the newest row
+    wins (is_newer: started_at, then attempt), failures and skips are kept
+    oldest first, a series' unit and direction are its last ok row's, and
+    only the newest unit's points are kept. Written out because it runs once
+    per row (365,000 at ten years x 100 series): a generator of entries and
+    a Point-like object per row cost twice as much."""
     wanted = frozenset(kinds)
-    out = group(_entries(lines, wanted, speed), _points)
-    return {k: s for k, s in out.items() if s.points or kind_of(k[3]) == "headline"}
-
-
-class _Row(NamedTuple):
-    """What group() reads of an ok row, and what makes its Point."""
-    day: date
-    started_at: datetime
-    attempt: int
-    unit: str
-    value: float
-    protocol: str
-    fields: dict     # the record's Point fields (series.Point's names)
-    state: tuple
-    quartiles: list | None
-    se: float | None
-
-
-_new = object.__new__
-
-
-def _point(row: _Row) -> Point:
-    p = _new(Point)
-    # Point's own __init__ sets each of its 15 frozen fields through
-    # object.__setattr__; these values were checked when the record was
-    # published. `protocol` is the cached property's value, worked out once a record.
-    p.__dict__.update(row.fields, value=row.value, unit=row.unit, state=row.state, protocol=row.protocol,
-                      quartiles=tuple(row.quartiles) if row.quartiles else None, se=row.se)
-    return p
-
-
-def _points(rows: list[_Row]) -> Points:
-    return Points(lambda i: _point(rows[i]), [r.value for r in rows], [r.protocol for r in rows])
-
-
-def _entries(lines, wanted: frozenset, speed: bool) -> Iterator[Entry]:
+    acc: dict[SeriesKey, list] = {}
     days: dict[str, date] = {}
-    kinds: dict[str, str] = {}
+    kinds_of: dict[str, str] = {}
     for t, line in lines:
         if not line["nightly"]:
             continue
         night = days.get(line["night"]) or days.setdefault(line["night"], date.fromisoformat(line["night"]))
-        states = [tuple(tuple(kv) for kv in s) for s in line["states"]]
-        protocols = [protocol_of(s) for s in states]
-        reading = line["host"] if speed else None
-        attempt, run_id, version, url = line["attempt"], line["run_id"], line["keras_version"], line["url"]
-        base = {"day": night, "started_at": t, "attempt": attempt, "run_id": run_id,
-                "keras_version": version, "url": url, "samples": (),
-                "keras_commit": line["keras_commit"], "env": tuple(tuple(kv) for kv in line["env"]),
-                "host": None, "host_basis": None}
-        headline = {**base, "host": reading[1], "host_basis": reading[0]} if reading else base
-        backend, device = line["backend"], line["device"]
-        for model, mode, status, value, unit, better, at, quartiles, kind, message, se in line["rows"]:
-            which = kinds.get(mode) or kinds.setdefault(mode, kind_of(mode))
+        # What _point reads later, checked here: a line of the wrong shape is
+        # found while the reader can still say so and read the records.
+        for field in _POINT_FIELDS:
+            line[field]
+        if not (isinstance(line["env"], list) and isinstance(line["states"], list)):
+            raise TypeError(f"{line['path']}: env and states are not lists")
+        protocols = None  # the line's states' protocols, when an ok row asks
+        attempt, backend, device = line["attempt"], line["backend"], line["device"]
+        newness = (t, attempt)
+        host = speed and bool(line["host"])
+        for row in line["rows"]:
+            if len(row) != _ROW_FIELDS:
+                raise ValueError(f"{line['path']}: a row of {len(row)} fields; expected {_ROW_FIELDS}")
+            mode = row[1]
+            which = kinds_of.get(mode) or kinds_of.setdefault(mode, kind_of(mode))
             if which not in wanted:
                 continue
-            if status == "ok":
-                yield (backend, device, model, mode), status, _Row(
-                    night, t, attempt, unit, value, protocols[at], headline if which == "headline" else base,
-                    states[at], quartiles, se), unit, better
+            key = (backend, device, row[0], mode)
+            a = acc.get(key)
+            if a is None:
+                # last seen, {night: row}, failures, skips, (unit, better), first ok unit, units differ
+                a = acc[key] = [t, {}, [], [], None, None, False]
+            elif t > a[0]:
+                a[0] = t
+            if row[2] == "ok":
+                if a[5] is None:
+                    a[5] = row[4]
+                elif row[4] != a[5]:
+                    a[6] = True
+                old = a[1].get(night)
+                if old is None or newness > (old[1], old[2]):
+                    if protocols is None:
+                        protocols = [_protocol(s) for s in line["states"]]
+                    a[1][night] = (night, t, attempt, row[4], row[3], protocols[row[6]], line, row,
+                                   host and which == "headline")
+                a[4] = (row[4], row[5])
             else:
-                yield (backend, device, model, mode), status, Failure(
-                    t, attempt, run_id, kind or "unsupported", message or "", version, url), unit, better
+                (a[2] if row[2] == "failed" else a[3]).append(Failure(
+                    t, attempt, line["run_id"], row[8] or "unsupported", row[9] or "", line["keras_version"],
+                    line["url"]))
+                if a[4] is None:
+                    a[4] = (row[4], row[5])
+    out, tuples = {}, {}
+    for key in sorted(acc):
+        seen, nights, fails, skips, (unit, better), _, mixed = acc[key]
+        kept = sorted(nights.values(), key=_first)
+        if kept:
+            # as series.group: only the newest unit's points are charted
+            unit = kept[-1][3]
+            if mixed:
+                kept = [r for r in kept if r[3] == unit]
+        elif kind_of(key[3]) != "headline":
+            continue
+        out[key] = Series(key=key, unit=unit, better=better, points=_points(kept, tuples),
+                          failures=tuple(sorted(fails, key=newness_of)),
+                          skipped=tuple(sorted(skips, key=newness_of)), last_seen=seen)
+    return out
+
+
+_POINT_FIELDS = ("run_id", "keras_version", "url", "keras_commit", "host")
+_ROW_FIELDS = 11  # the module docstring's row
+_first = itemgetter(0)
+_new = object.__new__
+
+
+def _point(r: tuple, tuples: dict[int, tuple]) -> Point:
+    """The Point of series_from_lines' row tuple: (night, started_at, attempt,
+    unit, value, protocol, line, row, carries the host reading). `tuples`: the
+    line's env and states as tuples, by the id of their lists (which the lines
+    keep alive), so a line's series share them as build_series' points do."""
+    day, started_at, attempt, unit, value, protocol, line, row, host = r
+    reading = line["host"] if host else None
+    env, state = line["env"], line["states"][row[6]]
+    env = tuples.get(id(env)) or tuples.setdefault(id(env), tuple(tuple(kv) for kv in env))
+    state = tuples.get(id(state)) or tuples.setdefault(id(state), tuple(tuple(kv) for kv in state))
+    p = _new(Point)
+    # Point's own __init__ sets each of its 15 frozen fields through
+    # object.__setattr__; these values were checked when the record was
+    # published. `protocol` is the cached property's value, worked out once a record.
+    _set(p, "__dict__", {
+        "day": day, "value": value, "started_at": started_at, "attempt": attempt, "run_id": line["run_id"],
+        "keras_version": line["keras_version"], "url": line["url"], "samples": (), "unit": unit,
+        "keras_commit": line["keras_commit"], "env": env, "state": state,
+        "host": reading[1] if reading else None, "host_basis": reading[0] if reading else None,
+        "se": row[10], "quartiles": tuple(row[7]) if row[7] else None, "protocol": protocol})
+    return p
+
+
+_set = object.__setattr__
+
+
+def _points(rows: list[tuple], tuples: dict[int, tuple]) -> Points:
+    return Points(lambda i: _point(rows[i], tuples), [r[4] for r in rows], [r[5] for r in rows])
+
+
+def _protocol(state: list) -> str:
+    """protocol_of of a state as the line holds it ([name, value] pairs), the last pair named so winning as in dict()."""
+    found = PROTOCOL_1
+    for name, value in state:
+        if name == "protocol":
+            found = value
+    return found

@@ -41,6 +41,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from statistics import median
 from typing import Sequence
 
@@ -182,8 +183,8 @@ def find_change(x: Sequence[float], t: Trends, se: Sequence[float | None] = ()) 
 
 def _candidate(x, se, c: int, t: Trends) -> Found | None:
     """The change at night c when it meets the rule's conditions, else None."""
-    base, after = x[max(0, c - BASELINE):c], x[c:]
-    lb, sigma, kept = level_noise(base)
+    base, after = tuple(x[max(0, c - BASELINE):c]), x[c:]
+    lb, sigma, kept = _old_level(base)
     if kept < t.min_points:
         return None  # an old level needs as many nights as a status does
     sigma = own_floor(sigma, se[max(0, c - BASELINE):c])
@@ -208,6 +209,13 @@ def _candidate(x, se, c: int, t: Trends) -> Found | None:
     if sum(abs(v - la) <= tol for v in base) > VISITS * len(base):
         return None
     return Found(c, lb, la, sigma)
+
+
+@lru_cache(maxsize=1024)
+def _old_level(base: tuple[float, ...]) -> tuple[float, float, int]:
+    """level_noise(base), memoised: replayed night by night, the same old
+    nights come back for each of the `window` nights a candidate is tried."""
+    return level_noise(base)
 
 
 def _new_level(after, lb: float, sigma: float, t: Trends):

@@ -52,14 +52,25 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
                     for p in problems:
                         if warn is not None:
                             print(f"bench: {p}", file=warn)
-                    return Loaded(series, len(lines), tuple(problems), "summary")
+                    return _kept(Loaded(series, len(lines), tuple(problems), "summary"))
     elif warn is not None and summary.is_sparse(root):
         print(f"bench {verb}: {data} is a sparse checkout without {summary.FOLDER}/; only the records "
               f"checked out are read (`bench summary` on a full checkout builds it)", file=warn)
     history = load_history(root, warn=warn, now=now)
     with paused_gc():
         series = table_series(history.records) if tuple(kinds) == TABLE else all_series(history.records)
-    return Loaded(series, len(history.records), history.problems, "records")
+    return _kept(Loaded(series, len(history.records), history.problems, "records"))
+
+
+_KEPT: list[Loaded] = []
+
+
+def _kept(loaded: Loaded) -> Loaded:
+    """`loaded`, held here until the next load: a reader verb run as the
+    program leaves without freeing it (bench.cli.READERS), which it would
+    otherwise do when its main returns."""
+    _KEPT[:] = [loaded]
+    return loaded
 
 
 def _fresh_lines(root: Path, data, verb: str, warn: TextIO | None, now: datetime | None):

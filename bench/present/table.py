@@ -201,7 +201,10 @@ def _host_shift(s: Series, a, values: list[float], off: str | None) -> float | N
         start, end = (n - 2, n - 1) if back_at_level(values[-1], delta_prev(values), a.level) else (n - 1, None)
     else:
         return None
-    return host.shift(host.readings(s.points, start), start, end, before=BASELINE)
+    # shift reads the nights from `start - BASELINE` on: only their points are made
+    lo = max(0, start - BASELINE)
+    return host.shift(host.readings(s.points[lo:], start - lo), start - lo, None if end is None else end - lo,
+                      before=BASELINE)
 
 
 def _last_problem(s: Series, status: str) -> Failure | None:

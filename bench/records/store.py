@@ -2,8 +2,10 @@
 
 Each record lands at RunRecord.relpath() on the branch (docs/DESIGN.md 'Layout').
 The commit is built with git plumbing in a throw-away bare repository
-(hash-object, a private index, write-tree, commit-tree): there is no working
-tree to leave half-written, and the push either moves the branch to a commit
+(hash-object, mktree of the folders that change, commit-tree), from the
+tip's commit and the trees of those folders alone, fetched by name: there
+is no working tree to leave half-written, a publish's cost does not grow
+with the history, and the push either moves the branch to a commit
 holding every new record of the call or does not move it at all.
 
 Races: nightly jobs, a late device and a rerun may publish at the same moment.
@@ -279,6 +281,9 @@ class _Git:
                     "GIT_DIR": str(self.dir), "GIT_INDEX_FILE": str(root / "index"),
                     "GIT_TERMINAL_PROMPT": "0",   # fail instead of waiting for a password
                     "LC_ALL": "C", "LANGUAGE": ""}  # English messages, so refusals can be recognised
+        self._have: set[str] = set()   # objects fetched (or made) here
+        self._tip: str | None = None    # the refspec that fetched the tip
+        self._trees: dict[str, dict[str, tuple[str, str, str]]] = {}  # tree id -> its entries
         self.run("init", "--quiet", "--bare", str(self.dir))
 
     def run(self, *args: str, input: str | None = None, check: bool = True,
@@ -304,25 +309,32 @@ class _Git:
             f.write_text(text, encoding="utf-8")
             files.append(str(f))
         out = self.run("hash-object", "-w", "--no-filters", "--stdin-paths", input="\n".join(files) + "\n")
+        self._have.update(out.stdout.split())
         return dict(zip(texts, out.stdout.split()))
 
     def fetch_tip(self, repo: str, branch: str) -> str | None:
-        """The branch tip (fetched, depth 1, its trees only), or None when the branch does not exist.
+        """The branch tip (fetched, depth 1, the commit alone), or None when the branch does not exist.
 
-        Why trees only: a depth-1 fetch would bring every record's blob (372 MB
-        at ten years x 100 series) though a publish reads none but the summary's
-        newest month and its coverage, which `read_blob` fetches when asked (a
-        partial clone's promisor remote). A server that does not filter (a
-        local bare repository without uploadpack.allowFilter) sends everything."""
+        Why the commit alone (--filter=tree:0): a publish reads the folders
+        its new files go in and the summary's newest month and coverage,
+        nothing else; `folders` fetches those trees (and `read_at` those
+        blobs) by name, a few at a time. Fetching every tree of the tip (3,800
+        at ten years x 100 series) or every blob (372 MB) would make a
+        publish's cost grow with the history. A server that does not filter
+        (a local bare repository without uploadpack.allowFilter) sends
+        everything; the fetches by name then find it all here."""
         ref = f"refs/remotes/publish/{branch}"
         if self.run("config", "--get", "remote.publish.url", check=False).returncode != 0:
             self.run("remote", "add", "publish", repo)
             self.run("config", "remote.publish.promisor", "true")
-            self.run("config", "remote.publish.partialclonefilter", "blob:none")
-        proc = self.run("fetch", "--quiet", "--no-tags", "--depth=1", "--filter=blob:none", "publish",
+            self.run("config", "remote.publish.partialclonefilter", "tree:0")
+        proc = self.run("fetch", "--quiet", "--no-tags", "--depth=1", "--filter=tree:0", "publish",
                         f"+refs/heads/{branch}:{ref}", check=False)
         if proc.returncode == 0:
-            return self.run("rev-parse", "--verify", ref).stdout.strip()
+            tip = self.run("rev-parse", "--verify", ref).stdout.strip()
+            self._have.add(tip)
+            self._tip = f"+refs/heads/{branch}:{ref}"
+            return tip
         if "couldn't find remote ref" in proc.stderr:
             # Absent when we looked. Should a rival create it right now, our
             # orphan push is refused and the next attempt fetches theirs.
@@ -333,23 +345,78 @@ class _Git:
         raise PublishError(f"cannot fetch {branch} from {_redact(repo)}: "
                            f"{_redact(proc.stderr.strip() or listed.stderr.strip())}")
 
+    def want(self, oids: Iterable[str]) -> None:
+        """Fetch these objects by name, only them (not a tree's subtrees), when
+        not fetched yet. Never left to git's own fetch-on-demand, which asks
+        for a tree with every tree below it: the root's would be the history's."""
+        missing = sorted({o for o in oids if o not in self._have})
+        if not missing:
+            return
+        proc = self.run("-c", "fetch.negotiationAlgorithm=noop", "fetch", "--quiet", "publish", "--no-tags",
+                        "--no-write-fetch-head", "--recurse-submodules=no", "--filter=tree:0", "--stdin",
+                        input="".join(f"{o}\n" for o in missing), check=False)
+        if proc.returncode != 0:
+            # A server that gives no object by name (protocol v0 without
+            # uploadpack.allowAnySHA1InWant): every tree of the tip, as a
+            # publish fetched before; the blobs come when read, as they did.
+            if self._tip is None:
+                raise PublishError(f"git fetch failed: {_redact(proc.stderr.strip())}")
+            self.run("fetch", "--quiet", "--no-tags", "--refetch", "--depth=1", "--filter=blob:none", "publish",
+                     self._tip)  # --refetch: the tip's commit is here already
+        self._have.update(missing)
+
+    def tree(self, oid: str) -> dict[str, tuple[str, str, str]]:
+        """{name: (mode, type, object id)} of a tree object."""
+        if oid not in self._trees:
+            self.want([oid])
+            out = self.run("ls-tree", "-z", "--full-tree", oid).stdout
+            entries = {}
+            for item in filter(None, out.split("\0")):
+                meta, _, name = item.partition("\t")
+                mode, kind, sha = meta.split()
+                entries[name] = (mode, kind, sha)
+            self._trees[oid] = entries
+        return self._trees[oid]
+
+    def folders(self, tip: str, paths: Iterable[str]) -> dict[str, dict[str, tuple[str, str, str]]]:
+        """{folder: its entries} at `tip` for each folder above `paths` that is a
+        tree there ('' the root), fetched a level at a time: a handful of small
+        trees, however long the history."""
+        wanted = {"/".join(p.split("/")[:i]) for p in paths for i in range(p.count("/") + 1)}
+        # The commit's own text names its tree: `rev-parse tip^{tree}` would check
+        # that the tree is here, and git would fetch it with every tree below it.
+        root = self.run("cat-file", "commit", tip).stdout.split("\n", 1)[0].removeprefix("tree ")
+        out: dict[str, dict[str, tuple[str, str, str]]] = {}
+        level = {"": root}
+        while level:
+            self.want(level.values())
+            below = {}
+            for folder, oid in level.items():
+                out[folder] = self.tree(oid)
+                for name, (_, kind, sha) in out[folder].items():
+                    child = f"{folder}/{name}" if folder else name
+                    if kind == "tree" and child in wanted:
+                        below[child] = sha
+            level = below
+        return out
+
     def path_kinds(self, tip: str, paths: list[str]) -> dict[str, tuple[str, str]]:
         """{path: (object id, 'blob' | 'tree' | 'commit')} at `tip` for each of
         `paths` and each folder above them that exists."""
-        wanted = sorted({"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 2)})
-        out = self.run("cat-file", "--batch-check=%(objectname) %(objecttype)",
-                       input="".join(f"{tip}:{p}\n" for p in wanted))
+        listed = self.folders(tip, paths)
         found = {}
-        for path, line in zip(wanted, out.stdout.splitlines()):
-            sha, _, kind = line.partition(" ")
-            if kind in ("blob", "tree", "commit"):
-                found[path] = (sha, kind)
+        for path in {"/".join(p.split("/")[:i]) for p in paths for i in range(1, p.count("/") + 2)}:
+            folder, _, name = path.rpartition("/")
+            entry = listed.get(folder, {}).get(name)
+            if entry is not None and entry[1] in ("blob", "tree", "commit"):
+                found[path] = (entry[2], entry[1])
         return found
 
     def check_only_adds(self, tip: str | None, commit: str, new: list[str], derived: Iterable[str] = ()) -> None:
         """The commit adds exactly `new` and changes nothing else, but for the
         `derived` files (the summary, DERIVED/), which it may add or rewrite:
-        the last line of defence for 'never delete or rewrite a record'."""
+        the last line of defence for 'never delete or rewrite a record'.
+        diff-tree reads only the trees that differ: those `commit` built."""
         if not tip:
             return
         out = self.run("diff-tree", "-r", "--no-renames", "--name-status", "-z", tip, commit).stdout
@@ -363,24 +430,41 @@ class _Git:
                                f" besides adding {len(new)} record(s); nothing was published")
 
     def read_blob(self, sha: str) -> str:
+        self.want([sha])
         return self.run("cat-file", "blob", sha).stdout
 
     def read_at(self, tip: str | None, path: str) -> str | None:
         """The text of `path` at `tip`, None when it is not a file there."""
         if not tip:
             return None
-        proc = self.run("cat-file", "blob", f"{tip}:{path}", check=False)
-        return proc.stdout if proc.returncode == 0 else None
+        folder, _, name = path.rpartition("/")
+        entry = self.folders(tip, [path]).get(folder, {}).get(name)
+        return self.read_blob(entry[2]) if entry is not None and entry[1] == "blob" else None
 
     def commit(self, tip: str | None, blobs: dict[str, str], message: str) -> str:
-        """A commit of tip's tree plus `blobs`; an orphan (root) commit when tip is None."""
-        if tip:
-            self.run("read-tree", tip)
-        else:
-            self.run("read-tree", "--empty")
-        self.run("update-index", "--add", "--index-info",
-                 input="".join(f"100644 {sha}\t{path}\n" for path, sha in blobs.items()))
-        tree = self.run("write-tree").stdout.strip()
+        """A commit of tip's tree plus `blobs`; an orphan (root) commit when tip is None.
+
+        Built from the folders that change alone (git mktree, bottom up): the
+        tip's other trees are named, never read, so the work is the same at
+        one year as at ten."""
+        listed = self.folders(tip, blobs) if tip else {}
+        changed: dict[str, dict[str, tuple[str, str, str]]] = {}
+        for path in blobs:
+            parts = path.split("/")
+            for i in range(len(parts)):
+                folder = "/".join(parts[:i])
+                changed.setdefault(folder, dict(listed.get(folder, {})))
+        for path, sha in blobs.items():
+            folder, _, name = path.rpartition("/")
+            changed[folder][name] = ("100644", "blob", sha)
+        tree = ""
+        for folder in sorted(changed, key=lambda f: (-(f.count("/") + 1 if f else 0), f)):
+            text = "".join(f"{mode} {kind} {sha}\t{name}\0" for name, (mode, kind, sha) in changed[folder].items())
+            tree = self.run("mktree", "-z", "--missing", input=text).stdout.strip()
+            self._have.add(tree)
+            if folder:
+                parent, _, name = folder.rpartition("/")
+                changed[parent][name] = ("040000", "tree", tree)
         parents = ["-p", tip] if tip else []
         return self.run("commit-tree", "--no-gpg-sign", tree, *parents, "-m", message).stdout.strip()
 

@@ -108,10 +108,43 @@ def on_disk(data_dir: str | Path) -> dict[str, list[str]]:
     those not in a month's folder, which no summary covers)."""
     root = os.path.join(str(data_dir), "")
     out: dict[str, list[str]] = {}
-    for f in json_files(os.path.join(root, "runs")):
-        rel = f[len(root):].replace(os.sep, "/")
-        out.setdefault(month_of(rel) or OUTSIDE, []).append(rel)
+    # Walked a month folder at a time (as os.walk would: a link to a folder is
+    # not followed), so that a file's month is its folder's, not worked out
+    # again from each of 91,000 paths.
+    outside = []
+    for year in _folder(os.path.join(root, "runs")):
+        if not year.is_dir() or year.is_symlink():
+            outside.append(year.path)
+            continue
+        for month in _folder(year.path):
+            if month.is_dir() and not month.is_symlink() and _is_month(f"{year.name}-{month.name}"):
+                n = len(month.path) + 1
+                prefix = f"runs/{year.name}/{month.name}/"
+                found = [prefix + f[n:].replace(os.sep, "/") for f in json_files(month.path)]
+                if found:
+                    out[f"{year.name}-{month.name}"] = found
+            else:
+                outside.append(month.path)
+    elsewhere = sorted(f[len(root):].replace(os.sep, "/") for top in outside for f in _records_at(top))
+    if elsewhere:
+        out[OUTSIDE] = elsewhere
     return out
+
+
+def _folder(path: str) -> list[os.DirEntry]:
+    try:
+        with os.scandir(path) as it:
+            return list(it)
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def _records_at(path: str) -> list[str]:
+    """json_files(path) for a folder (not a link to one); [path] for a record file; else []."""
+    if os.path.isdir(path):
+        return [] if os.path.islink(path) else json_files(path)
+    name = os.path.basename(path)
+    return [path] if name.endswith(".json") and not name.startswith(".tmp-") else []
 
 
 def is_sparse(data_dir: str | Path) -> bool:
@@ -166,11 +199,15 @@ def stale_months(cov: Coverage, disk: Mapping[str, list[str]], sparse: bool = Fa
 
 
 def _month_lines(path: Path) -> tuple[list[dict], str]:
+    import orjson  # twice as fast as json here (0.5 s against 1.1 s CPU for ten years' 76 MB); same values
+
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = path.read_bytes()
         # One parse for the whole month: one C call instead of one per line.
-        lines = json.loads("[" + ",".join(text.splitlines()) + "]")
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+        # Split as bytes: a str's splitlines also splits at U+2028, which a
+        # line may hold inside a string (written with ensure_ascii=False).
+        lines = orjson.loads(b"[" + b",".join(raw.splitlines()) + b"]")
+    except (OSError, ValueError) as e:  # orjson.JSONDecodeError is a ValueError; bad UTF-8 is one too
         return [], f"{FOLDER}/{path.name}: {str(e).splitlines()[0]}"
     if not all(isinstance(x, dict) and isinstance(x.get("path"), str) for x in lines):
         return [], f"{FOLDER}/{path.name}: a line without a path; expected one JSON object per record"
@@ -190,7 +227,7 @@ def merge_month(old_text: str | None, new: Iterable[Mapping[str, Any]]) -> tuple
     """A month file's text with `new` lines added (a path already there keeps its
     line: a record is never edited), and the month's (count, hash)."""
     lines = {}
-    for raw in (old_text or "").splitlines():
+    for raw in (old_text or "").split("\n"):  # not splitlines: a string may hold U+2028
         if raw.strip():
             lines[json.loads(raw)["path"]] = raw
     for x in new:

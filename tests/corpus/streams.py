@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 REAL_NOISE = Path(__file__).with_name("real_noise.json")
+HARNESS_NOISE = Path(__file__).with_name("harness_noise.json")
 
 # Noise kinds: what nightly noise looks like on each kind of series.
 #   precise: a reference ratio or a quiet GPU, normal noise of 0.3-1 %;
@@ -28,10 +29,16 @@ REAL_NOISE = Path(__file__).with_name("real_noise.json")
 #       (real_noise.json), drawn night by night from one of them: their
 #       spread, skew and tails as measured, but not their order, since a
 #       stretch of a real history may hold a real step, which a stream
-#       labelled flat must not.
-KINDS = ("precise", "vm", "dips", "real")
+#       labelled flat must not;
+#   harness: this harness's own invocations on this VM (harness_noise.json:
+#       the sets of 5 whose every figure docs/measurements.md kept), log
+#       residuals around each set's mean, drawn in blocks of HARNESS_BLOCK
+#       consecutive invocations from a set chosen at random, so that the
+#       host's slide over minutes stays in them.
+KINDS = ("precise", "vm", "dips", "real", "harness")
 LEVELS = {"precise": (0.003, 0.005, 0.007, 0.010), "vm": (0.02, 0.04, 0.06),
-          "dips": (0.01, 0.02, 0.03), "real": (None,)}
+          "dips": (0.01, 0.02, 0.03), "real": (None,), "harness": (None,)}
+HARNESS_BLOCK = 2
 DIP_RATE = (0.05, 0.20)
 DIP_DEPTH = (0.10, 0.80)
 
@@ -54,6 +61,26 @@ def _real_histories() -> list[tuple[np.ndarray, float]]:
 _REAL: list | None = None
 
 
+def harness_residuals() -> list[np.ndarray]:
+    """Each set of harness_noise.json as log residuals around its mean, up = faster."""
+    data = json.loads(HARNESS_NOISE.read_text())
+    out = []
+    for s in data["sets"]:
+        logs = np.log(np.array(s["values"], dtype=float)) * (1.0 if s["better"] == "bigger" else -1.0)
+        out.append(logs - logs.mean())
+    return out
+
+
+def _blocks(sets: list[np.ndarray], n: int, rng: np.random.Generator) -> np.ndarray:
+    """n nights of a block bootstrap: HARNESS_BLOCK consecutive residuals of a random set at a time."""
+    out: list[float] = []
+    while len(out) < n:
+        res = sets[rng.integers(len(sets))]
+        start = int(rng.integers(len(res) - HARNESS_BLOCK + 1))
+        out.extend(res[start:start + HARNESS_BLOCK])
+    return np.array(out[:n])
+
+
 def noise(kind: str, level: float | None, n: int, rng: np.random.Generator) -> tuple[np.ndarray, float]:
     """n nights of log noise of a kind, and its sigma."""
     global _REAL
@@ -71,6 +98,9 @@ def noise(kind: str, level: float | None, n: int, rng: np.random.Generator) -> t
             _REAL = _real_histories()
         res, sigma = _REAL[rng.integers(len(_REAL))]
         return rng.choice(res, n), sigma
+    if kind == "harness":
+        sets = harness_residuals()
+        return _blocks(sets, n, rng), float(np.std(np.concatenate(sets)))
     raise ValueError(f"noise kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
