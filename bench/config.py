@@ -116,6 +116,9 @@ class Device:
     # A frozen keras-nightly version run beside each night (bench run --reference;
     # docs/protocol.md, "The reference build"): None runs the nightly alone.
     reference: str | None = None
+    # Time each train/predict benchmark against the backend's native code too
+    # (bench/measure/native.py; the "<mode>.vs-native" series; docs/native.md).
+    native: bool = False
 
     def install_spec(self, backend: Backend) -> tuple[str, ...]:
         """What pip installs for `backend` on this device (its override wins)."""
@@ -282,7 +285,7 @@ def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]
     key = f"devices.{label}"
     m = c.mapping(raw, key)
     c.known_keys(m, key, {"runs_on", "backends", "accelerator", "local_only", "install", "env", "threads", "cpus", "worker_cpus",
-                          "reference"})
+                          "reference", "native"})
     names = c.labels(m.get("backends"), f"{key}.backends")
     for b in names:
         if b not in backends:
@@ -302,6 +305,9 @@ def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]
     local_only = m.get("local_only", False)
     if not isinstance(local_only, bool):
         raise ConfigError(f"{c.path}: key '{key}.local_only' is {local_only!r}; expected true or false")
+    native = m.get("native", False)
+    if not isinstance(native, bool):
+        raise ConfigError(f"{c.path}: key '{key}.native' is {native!r}; expected true or false")
     return Device(
         label=label,
         runs_on=c.strings(m.get("runs_on", []), f"{key}.runs_on"),
@@ -314,6 +320,7 @@ def _device(c: "_Checker", label: str, raw: Any, backends: Mapping[str, Backend]
         cpus=_cpus(c, m["cpus"], f"{key}.cpus") if "cpus" in m else None,
         worker_cpus=c.pos_int(m["worker_cpus"], f"{key}.worker_cpus") if "worker_cpus" in m else None,
         reference=_version(c, m["reference"], f"{key}.reference") if m.get("reference") is not None else None,
+        native=native,
     )
 
 

@@ -72,6 +72,8 @@ def _raw():
      "key 'harness.malloc_tcache_count' is -1; expected a whole number, 0 or more"),
     (lambda r: r["harness"].update(malloc_tcache_count=True),
      "key 'harness.malloc_tcache_count' is True; expected a whole number, 0 or more"),
+    (lambda r: r["devices"]["local-cpu"].update(native="yes"),
+     "key 'devices.local-cpu.native' is 'yes'; expected true or false"),
 ])
 def test_malformed_config_is_refused_with_key_and_form(mutate, message):
     raw = _raw()

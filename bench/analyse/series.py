@@ -321,7 +321,7 @@ METRICS: dict[str, tuple[str, Callable[[dict], object]]] = {
 }
 # What the dashboard's metric filter groups series by.
 GROUPS = {"p99": "latency", "host-memory": "memory", "device-memory": "memory", "energy": "energy",
-          "vs-ref": "reference"}
+          "vs-ref": "reference", "vs-native": "native"}
 
 
 def _get(r: dict, block: str, name: str):
@@ -457,22 +457,76 @@ def reference_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
     return {k: s for k, s in build_series(records, reference_results, _reference_state).items() if s.points}
 
 
+# -- Keras against native code (bench run with a device's `native: true`) -------
+# A result timed beside the backend's native code (bench/measure/native.py)
+# carries `native.ratio`: Keras seconds / native seconds for the same steps,
+# pair by pair in one worker, the median over its workers. Both sides of a pair
+# ran on the host in the same state, so the ratio holds still where samples/s
+# drift, and a Keras change that adds work per step raises it whatever the host
+# does. It becomes the series (backend, device, model, "<mode>.vs-native"),
+# a ratio without unit, smaller better (1.25: Keras takes 25 % longer than
+# native code). The native code's version (run.protocol.native) is part of the
+# points' protocol, so a new native implementation starts a new baseline.
+VS_NATIVE = "vs-native"
+VS_NATIVE_UNIT = "x native time"
+
+
+def native_results(rec: RunRecord) -> list[Result]:
+    """The vs-native results of a record timed against native code (none
+    otherwise): an ok result with a usable `native.ratio` yields it; an ok one
+    whose native block holds an error (the native check disagreed with Keras:
+    `quality`; native code crashed) yields a failed point of that kind, never
+    a blank; a failed result its own failure. A backend without native code
+    (`native.unavailable`) makes no series: its results carry the reason."""
+    blocks = [r.get("native") for r in rec.data["results"]]
+    if not any(isinstance(b, dict) and ("ratio" in b or "error" in b) for b in blocks):
+        return []
+    out = []
+    for r, b in zip(rec.data["results"], blocks):
+        mode = f"{r['mode']}.{VS_NATIVE}"
+        if r.get("status") == "ok" and isinstance(b, dict):
+            ratio, se, err = b.get("ratio"), b.get("log_se"), b.get("error")
+            if _usable(ratio):
+                out.append(Result(r["model"], mode, "ok", float(ratio), VS_NATIVE_UNIT, "smaller",
+                                  se=float(se) if _usable(se) else None))
+            elif isinstance(err, dict) and isinstance(err.get("kind"), str):
+                out.append(Result(r["model"], mode, "failed", None, VS_NATIVE_UNIT, "smaller",
+                                  error=ErrorInfo(err["kind"], str(err.get("message", "")))))
+        elif r.get("status") == "failed" and r.get("mode") in ("train", "predict"):
+            out.append(_not_ok(r, mode, VS_NATIVE_UNIT, "smaller"))
+    return out
+
+
+def _native_state(rec: RunRecord) -> tuple[tuple[str, str], ...]:
+    """The point's environment text, its protocol naming the native code's version."""
+    how = _get(rec.data.get("run") or {}, "protocol", "native")
+    version = how.get("version") if isinstance(how, dict) else None
+    return protocol_state(rec, lambda state: f" vs native v{version if version is not None else '?'}")
+
+
+def native_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
+    """The "<mode>.vs-native" series that have points (no host reading: both
+    sides of every pair shared the host)."""
+    return {k: s for k, s in build_series(records, native_results, _native_state).items() if s.points}
+
+
 def in_table(mode: str) -> bool:
     """Rows of the status table (`bench report`, the README): the headline
-    series and their ratio to a reference build; the other metric series
-    are on the dashboard."""
-    return is_headline(mode) or metric_of(mode) == VS_REF
+    series and their ratios to a reference build and to native code; the
+    other metric series are on the dashboard."""
+    return is_headline(mode) or metric_of(mode) in (VS_REF, VS_NATIVE)
 
 
 def table_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
-    """The headline and vs-ref series, sorted by key (`bench report`'s input)."""
+    """The headline, vs-ref and vs-native series, sorted by key (`bench report`'s input)."""
     records = list(records)
-    both = {**build_series(records, speed=True), **reference_series(records)}
+    both = {**build_series(records, speed=True), **reference_series(records), **native_series(records)}
     return {k: both[k] for k in sorted(both)}
 
 
 def all_series(records: Iterable[RunRecord]) -> dict[SeriesKey, Series]:
-    """Headline, metric and vs-ref series together, sorted by key (the dashboard's input)."""
+    """Headline, metric, vs-ref and vs-native series together, sorted by key (the dashboard's input)."""
     records = list(records)
-    both = {**build_series(records, speed=True), **metric_series(records), **reference_series(records)}
+    both = {**build_series(records, speed=True), **metric_series(records), **reference_series(records),
+            **native_series(records)}
     return {k: both[k] for k in sorted(both)}

@@ -3,7 +3,7 @@
 The line keeps what build_series reads of a record, worked out once when the
 record is published: its run and target, Keras version and commit, url, the
 environment fingerprint and text (envsummary), the host reading, and one
-row per series the record feeds (headline, metric and vs-ref):
+row per series the record feeds (headline, metric, vs-ref and vs-native):
   [model, mode, status, value|null, unit, better, state, quartiles|null, kind|null, message|null, se|null]
 state: an index into the line's "states" (the point's environment text: the
 headline's, the memory series' or the vs-ref series', which name their own
@@ -24,9 +24,10 @@ from operator import itemgetter
 from typing import Any, Iterable, Mapping
 
 from bench.analyse import host
-from bench.analyse.series import (MEMORY_METRICS, METRICS, PROTOCOL_1, VS_REF, Failure, Point, Points, Series,
-                                  SeriesKey, _reference_state, derived_results, env_fingerprint, is_headline,
-                                  memory_state, metric_of, protocol_of, record_state, reference_results)
+from bench.analyse.series import (MEMORY_METRICS, METRICS, PROTOCOL_1, VS_NATIVE, VS_REF, Failure, Point, Points,
+                                  Series, SeriesKey, _native_state, _reference_state, derived_results, env_fingerprint,
+                                  is_headline, memory_state, metric_of, native_results, protocol_of, record_state,
+                                  reference_results)
 from bench.records.history import FUTURE
 from bench.records.newest import newness as newness_of
 from bench.records.record import RunRecord, format_time, parse_time
@@ -36,10 +37,11 @@ _OTHER = tuple(m for m in METRICS if m not in MEMORY_METRICS)
 
 
 def kind_of(mode: str) -> str:
-    """headline | metric | reference: which of table_series / metric_series / reference_series holds it."""
+    """headline | metric | reference: which of table_series / metric_series /
+    reference_series and native_series (the table's ratio rows) holds it."""
     if is_headline(mode):
         return "headline"
-    return "reference" if metric_of(mode) == VS_REF else "metric"
+    return "reference" if metric_of(mode) in (VS_REF, VS_NATIVE) else "metric"
 
 
 def summary_line(rec: RunRecord, path: str) -> dict[str, Any]:
@@ -64,7 +66,8 @@ def summary_line(rec: RunRecord, path: str) -> dict[str, Any]:
 
     rows = []
     groups = ((rec.results, record_state), (derived_results(rec, _OTHER), record_state),
-              (derived_results(rec, MEMORY_METRICS), memory_state), (reference_results(rec), _reference_state))
+              (derived_results(rec, MEMORY_METRICS), memory_state), (reference_results(rec), _reference_state),
+              (native_results(rec), _native_state))
     for results, state in groups:
         if not results:
             continue

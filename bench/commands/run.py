@@ -14,7 +14,7 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from functools import partial
 
-from bench.measure import backends, check, environment, lock, machine, pool, reference, runner, schedule, telemetry
+from bench.measure import backends, check, environment, lock, machine, native, pool, reference, runner, schedule, telemetry
 from bench.measure import steps as stored_steps
 
 from bench import config
@@ -64,6 +64,10 @@ def add_arguments(parser):
                              "each on its own half of the CPUs) or turns (A, then B); auto (default): duet on a "
                              "cpu device, turns on a gpu device (a duet would share its one accelerator); "
                              "a machine that cannot give each side a CPU runs turns")
+    parser.add_argument("--native", choices=("on", "off"), default=None,
+                        help="time each train/predict benchmark against the backend's native code too, "
+                             "interleaved in the same worker (the '<mode>.vs-native' series, docs/native.md); "
+                             "default: the device's `native` in benchmarks.yaml")
     parser.add_argument("--timeout", type=positive_float, default=None,
                         help="seconds per (model, mode) child (default: harness.timeout)")
     parser.add_argument("--keras-source", default=None, choices=("nightly", "pinned", "git"),
@@ -212,7 +216,10 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     """One backend's record(s); place: (its index, how many backends, the run's Eta)."""
     backend = cfg.backend(label)
     module = _backend_module(cfg, backend)
-    specs = [_spec(backend, device, m, mode, cfg, protocol) for m in models for mode in modes]
+    # an A/B compares two builds, not Keras with native code: off unless asked for
+    native_on = args.native == "on" if args.native else (device.native and not args.ab)
+    specs = [_spec(backend, device, m, mode, cfg, protocol, native.PAIRS if native_on else 0)
+             for m in models for mode in modes]
     started = datetime.now(timezone.utc)
     state_start = telemetry.snapshot()
     if args.protocol == 2:
@@ -244,6 +251,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
     out = {}
     for side, part in done.items():  # side a first: its Keras version goes into b's run.ab
         extra = {"protocol": dict(schedule.PROTOCOL) if args.protocol == 2 else {"name": "single-process", "version": 1}}
+        if native_on:  # how the vs-native series was measured: a new one starts a new baseline for them
+            extra["protocol"]["native"] = {"version": native.VERSION, "pairs": native.PAIRS}
         if side:
             extra.update(id=f"{run['id']}-{side}", ab={"id": run["id"], "side": side, "python": sides[side],
                                                        "mode": "duet" if duet else "turns",
@@ -323,13 +332,14 @@ def _backend_module(cfg, backend):
         raise ConfigError(f"{cfg.path}: key 'backends.{backend.label}.keras_backend': {e}") from None
 
 
-def _spec(backend, device, model: str, mode: str, cfg, protocol: Protocol) -> Spec:
+def _spec(backend, device, model: str, mode: str, cfg, protocol: Protocol, native_pairs: int = 0) -> Spec:
     return Spec(backend=backend.label, keras_backend=backend.keras_backend, model=model, mode=mode,
                 batch_size=1 if mode == "latency" else cfg.models[model].batch_size, repeats=protocol.repeats,
                 min_repeat_seconds=protocol.min_repeat_seconds, warmup_steps=protocol.warmup_steps,
                 result_path="", env=benchmark_env(device, cfg.harness),
                 latency_calls=cfg.latency.calls, latency_warmup=cfg.latency.warmup_calls,
-                canary_tolerance=protocol.canary_tolerance, spread_goal=protocol.spread_goal)
+                canary_tolerance=protocol.canary_tolerance, spread_goal=protocol.spread_goal,
+                native=native_pairs)
 
 
 def benchmark_env(device, harness) -> dict:

@@ -70,6 +70,7 @@ class Spec:
     stored_steps: int | None = None  # workers v13: the series' stored work, checked against harness.STEPS_BAND
     sync_dir: str | None = None  # workers v13: a duet's barrier folder (bench/measure/barrier.py) ...
     sync_side: str = ""  # ... and this worker's side in it ("a" or "b")
+    native: int = 0  # pairs of Keras and native calls timed after the benchmark (bench/measure/native.py); 0: off
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -137,6 +138,8 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
         measure = _latency if spec.mode == "latency" else _throughput
         result.update(measure(model, data, spec, backend, _device_name(env_info), clock, sync))
         result["memory"] = usage.memory_block(backend, scope=peak_scope, settled=settled)
+        if spec.native and spec.mode != "latency" and result.get("status") == "ok":  # after the memory is read
+            result["native"] = _native(model, data, spec, backend, result["steps_per_call"])
     except _Failed as f:
         result.update(status="failed", error=f.failure.as_error(), **f.extra)
     finally:
@@ -178,6 +181,15 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock, sync
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
                 steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy,
                 min_repeat_seconds=spec.min_repeat_seconds, **({"sync": sync.summary()} if sync else {}))
+
+
+def _native(model, d: "_Data", spec: Spec, backend, steps: int) -> dict:
+    """The native block (bench/measure/native.py): Keras against the backend's native code."""
+    from bench.measure import native
+
+    keras_side = native.Keras(model, _runner(model, d, spec, backend), steps, spec.mode, d.x_test, d.x_time,
+                              d.y_time, d.chunk)
+    return native.measure(backend, keras_side, spec.batch_size, spec.native)
 
 
 def _start_state(model, spec: Spec, backend) -> "harness.Reset":

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
-from bench.measure import barrier, disturbance, estimate, failures, harness, schedule, usage
+from bench.measure import barrier, disturbance, estimate, failures, harness, native, schedule, usage
 from bench.measure.child import Spec, backend_mode
 from bench.measure.runner import _kill_group  # one way to end a worker and its children
 from bench.measure.worker import WorkerSpec
@@ -159,7 +159,7 @@ def entry_of(payload: dict | None, failure: failures.Failure | None = None, *, r
     else:
         r = payload["result"]
         e = {"value": r["value"], "samples": list(r.get("samples", [])), "status": "ok", "disturbed": False}
-        for k in ("steps_per_call", "setup_seconds", "disturbance", "timed_window", "repeat_windows", "sync"):
+        for k in ("steps_per_call", "setup_seconds", "disturbance", "timed_window", "repeat_windows", "sync", "native"):
             if k in r:
                 e[k] = r[k]
         if "canary" in r:  # the interleaved reference workload (bench/analyse/host.py)
@@ -252,6 +252,12 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     setups = [e["setup_seconds"] for e in used if "setup_seconds" in e]
     if setups:
         result["setup_seconds"] = round(statistics.median(setups), 6)
+    # Keras against native code (bench/measure/native.py): each worker's pairs held the
+    # host alike on both sides, so every counted ok worker counts, disturbed or not
+    result.pop("native", None)
+    found = native.combine([e.get("native") for e in ok])
+    if found is not None:
+        result["native"] = found
     return result
 
 

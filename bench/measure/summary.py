@@ -117,13 +117,21 @@ def summary_table(records: Iterable[RunRecord]) -> str:
 
 def _workers_note(r: dict) -> str:
     """Protocol 2: '5 workers, 1 disturbed (rerun), may be unstable', and
-    with --reference '0.987x the reference (5 pairs)'."""
+    with --reference '0.987x the reference (5 pairs)', with native on
+    'Keras 1.234x native's time'."""
+    nat = r.get("native")  # bench/measure/native.py: Keras's time over native code's (protocol 1 too)
+    native_note = (f"Keras {nat['ratio']:.3f}x native's time" if isinstance(nat, dict) and
+                   isinstance(nat.get("ratio"), (int, float)) else
+                   f"native failed ({nat['error'].get('kind')})" if isinstance(nat, dict) and
+                   isinstance(nat.get("error"), dict) else None)
     if "workers" not in r:
-        return ""
+        return native_note or ""
     parts = [f"{len(r['workers'])} workers"]
     ref = r.get("reference")
     if isinstance(ref, dict) and isinstance(ref.get("ratio"), (int, float)):
         parts.append(f"{ref['ratio']:.3f}x the reference ({ref.get('pairs')} pairs)")
+    if native_note:
+        parts.append(native_note)
     if r.get("disturbed_workers"):
         parts.append(f"{r['disturbed_workers']} disturbed (rerun)")
     if r.get("failed_workers"):

@@ -32,7 +32,7 @@ class WorkerSpec:
     cpus: tuple[int, ...] | None = None
 
     def to_json(self) -> str:
-        return json.dumps({"specs": [asdict(s) for s in self.specs], "result_path": self.result_path,
+        return json.dumps({"specs": [_sent(s) for s in self.specs], "result_path": self.result_path,
                            "cpus": list(self.cpus) if self.cpus else None}, sort_keys=True)
 
     @classmethod
@@ -42,6 +42,15 @@ class WorkerSpec:
         d = json.loads(text)
         return cls(tuple(Spec(**s) for s in d["specs"]), d["result_path"],
                    tuple(d["cpus"]) if d.get("cpus") else None)
+
+
+def _sent(spec) -> dict:
+    """The spec's fields but the newer optional ones left at their default
+    (`native` off): pr-ab's base side is an older bench whose Spec lacks them."""
+    return {k: v for k, v in asdict(spec).items() if not (k in _OPTIONAL and v == _OPTIONAL[k])}
+
+
+_OPTIONAL = {"native": 0}
 
 
 def pin(cpus) -> None:

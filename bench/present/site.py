@@ -37,7 +37,7 @@ data/index.json (format 2) is what the page downloads first:
                        the detected change (index into the points, its day, the
                        first day of the level before) and the levels in `unit`
               plot     'plots/<name>.png' or null
-              metric   throughput | latency | memory | energy | reference (the page's
+              metric   throughput | latency | memory | energy | reference | native (the page's
                        metric filter; bench.analyse.series.metric_group)
               env      index into "envs" per point, delta-encoded like days
               host     per point, the host's speed that night against the

@@ -112,6 +112,7 @@ RESULT: Mapping[str, tuple[Check, str]] = {
     "min_repeat_seconds": (_number(), NUMBER),  # what the work was calibrated or checked for
     "repeat_windows": (_spans, "a list of [start, end] in unix seconds"),
     "sync": (lambda v: isinstance(v, dict), 'an object {"waits", "alone", "waited_seconds"}'),
+    "native": (lambda v: isinstance(v, dict), 'an object with ratio, or error {"kind", "message"}, or unavailable'),
 }
 WORKER: Mapping[str, tuple[Check, str]] = {
     "value": (_optional(_number()), f"{NUMBER}, or null"),
@@ -132,6 +133,7 @@ WORKER: Mapping[str, tuple[Check, str]] = {
     "reference_median_seconds": (_number(), NUMBER),
     "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
               'an object {"kind": str, "message": str}'),
+    "native": (lambda v: isinstance(v, dict), 'an object with ratio, or error {"kind", "message"}, or unavailable'),
 }
 LATENCY: Mapping[str, tuple[Check, str]] = {
     **{k: (_optional(_number()), f"{NUMBER}, or null") for k in ("p50_ms", "p90_ms", "p99_ms", "mean_ms")},
@@ -155,6 +157,22 @@ REFERENCE: Mapping[str, tuple[Check, str]] = {
     "value": (_number(), NUMBER),
     "ratio": (_number(), NUMBER),
     "pairs": (_integer(1), "an integer >= 1"),
+}
+
+# Keras against native code (bench/measure/native.py), on a result (its workers'
+# median) and on each worker (its pairs'): ratio = Keras seconds / native seconds
+# for the same steps (> 1: Keras slower); or why there is none.
+NATIVE: Mapping[str, tuple[Check, str]] = {
+    "ratio": (_number(SMALLEST), f"a number in [{SMALLEST:g}, {LARGEST:g}]"),
+    "workers": (_integer(1), "an integer >= 1"),
+    "pairs": (_integer(1), "an integer >= 1"),
+    "log_se": (_number(), NUMBER),
+    "version": (_integer(1), "an integer >= 1"),
+    "unavailable": (_string, "a string (the reason)"),
+    "error": (WORKER["error"][0], WORKER["error"][1]),
+    "keras_seconds": (_numbers, f"a list of numbers, each {NUMBER}"),
+    "native_seconds": (_numbers, f"a list of numbers, each {NUMBER}"),
+    "seconds": (_number(), NUMBER),
 }
 
 
@@ -197,7 +215,8 @@ def _result(r: Mapping[str, Any], where: str) -> str | None:
     found = _fields(r, RESULT, where)
     if found:
         return found
-    for name, spec in (("latency", LATENCY), ("memory", MEMORY), ("energy", ENERGY), ("reference", REFERENCE)):
+    for name, spec in (("latency", LATENCY), ("memory", MEMORY), ("energy", ENERGY), ("reference", REFERENCE),
+                       ("native", NATIVE)):
         if name in r:
             found = _fields(r[name], spec, f"{where}.{name}")
             if found:
@@ -205,7 +224,8 @@ def _result(r: Mapping[str, Any], where: str) -> str | None:
     for j, w in enumerate(r.get("workers", ())):
         if not isinstance(w, dict):
             return f"field {where}.workers[{j}] is {shown(w)}; expected a worker object"
-        found = _fields(w, WORKER, f"{where}.workers[{j}]")
+        found = _fields(w, WORKER, f"{where}.workers[{j}]") or (
+            _fields(w["native"], NATIVE, f"{where}.workers[{j}].native") if "native" in w else None)
         if found:
             return found
     return None

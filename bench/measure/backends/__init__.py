@@ -19,6 +19,10 @@ backend's name:
                             where the backend cannot reset it), or None where
                             the backend has no device memory to report (CPU)
   reset_device_peak()       start a new peak (before each benchmark of a worker)
+  native(model)             the benchmark's model in the backend's own code
+                            (bench/measure/native.py: the model in native terms
+                            in, an object with data/load/weights/fit/predict
+                            out), or native.Unsupported(reason) where there is none
 
 `versions()` reads package metadata only, so the parent process can fill in
 the environment even when the backend cannot be imported.
@@ -61,7 +65,7 @@ def omp_threads(n: int) -> dict:
 
 
 INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info", "device_peak_bytes",
-             "reset_device_peak")
+             "reset_device_peak", "native")
 
 
 def get(keras_backend: str) -> ModuleType:

@@ -83,3 +83,87 @@ def device_peak_bytes() -> int | None:
 
 def reset_device_peak() -> None:
     pass  # jax has no reset: its peak_bytes_in_use covers the whole process
+
+
+def native(model):
+    """The benchmark's model in pure jax.numpy under jax.jit (bench/measure/native.py):
+    a jitted train step (the state donated, as Keras's jax trainer does) and predict."""
+    return _Native(model)
+
+
+class _Native:
+    """bench/measure/native.py's native interface: data, load, weights, fit, predict."""
+
+    def __init__(self, model):
+        import jax
+        import jax.numpy as jnp
+        from jax import lax
+
+        self.bs, adam, layers = model.batch_size, model.adam, model.layers
+
+        def forward(params, x):
+            i = 0
+            for layer in layers:
+                if layer.kind == "dense":
+                    x = x @ params[i] + params[i + 1]
+                elif layer.kind == "conv":
+                    x = lax.conv_general_dilated(x, params[i], (1, 1), "VALID",
+                                                 dimension_numbers=("NHWC", "HWIO", "NHWC")) + params[i + 1]
+                elif layer.kind == "pool":
+                    window = (1, *layer.size, 1)
+                    x = lax.reduce_window(x, -jnp.inf, lax.max, window, window, "VALID")
+                else:  # flatten, NHWC order as Keras's
+                    x = x.reshape(x.shape[0], -1)
+                if layer.activation == "relu":
+                    x = jnp.maximum(x, 0)
+                i += layer.weights
+            return x
+
+        def loss_fn(params, x, y):
+            logits = forward(params, x)
+            picked = jnp.take_along_axis(logits, y[:, None], axis=-1)[:, 0]
+            return jnp.mean(jax.nn.logsumexp(logits, axis=-1) - picked)
+
+        def step(state, x, y):
+            params, m, v, t = state
+            loss, grads = jax.value_and_grad(loss_fn)(params, x, y)
+            t = t + 1
+            alpha = adam.learning_rate * jnp.sqrt(1 - adam.beta_2 ** t) / (1 - adam.beta_1 ** t)
+            m = [a + (g - a) * (1 - adam.beta_1) for a, g in zip(m, grads)]
+            v = [a + (g * g - a) * (1 - adam.beta_2) for a, g in zip(v, grads)]
+            params = [p - (a * alpha) / (jnp.sqrt(b) + adam.epsilon) for p, a, b in zip(params, m, v)]
+            return (params, m, v, t), loss
+
+        self._jnp = jnp
+        self._step = jax.jit(step, donate_argnums=0)
+        self._forward = jax.jit(forward)
+        self.state = None
+
+    def data(self, x, y=None):
+        return x, y  # numpy: each batch goes to the device as Keras's data adapter sends it
+
+    def load(self, weights) -> None:
+        jnp = self._jnp
+        params = [jnp.asarray(w) for w in weights]
+        self.state = (params, [jnp.zeros_like(p) for p in params], [jnp.zeros_like(p) for p in params],
+                      jnp.zeros((), jnp.float32))
+
+    def weights(self) -> list:
+        import numpy as np
+
+        return [np.asarray(p) for p in self.state[0]]
+
+    def fit(self, data, steps: int) -> float:
+        x, y = data
+        bs, loss = self.bs, None
+        for i in range(steps):
+            self.state, loss = self._step(self.state, x[i * bs:(i + 1) * bs], y[i * bs:(i + 1) * bs])
+        return float(loss)
+
+    def predict(self, data, steps: int | None):
+        import numpy as np
+
+        x, bs = data[0], self.bs
+        rows = len(x) if steps is None else steps * bs
+        params = self.state[0]
+        return np.concatenate([np.asarray(self._forward(params, x[i:i + bs])) for i in range(0, rows, bs)])

@@ -35,3 +35,12 @@ def device_peak_bytes() -> None:
 
 def reset_device_peak() -> None:
     pass
+
+
+def native(model):
+    """No native model: Keras's numpy backend is numpy itself, without gradients
+    (train is unsupported), so there is no Keras overhead to set apart."""
+    from bench.measure.native import Unsupported
+
+    return Unsupported("the numpy backend has no native counterpart: Keras's numpy backend runs numpy "
+                       "itself, without gradients (bench/measure/backends/numpy.py)")

@@ -57,3 +57,12 @@ def device_peak_bytes() -> None:
 
 def reset_device_peak() -> None:
     pass
+
+
+def native(model):
+    """No native model yet: OpenVINO builds inference graphs, not training
+    loops; a native predict (openvino.Model from opset ops) is left for later."""
+    from bench.measure.native import Unsupported
+
+    return Unsupported("no native OpenVINO model yet: OpenVINO has no training loop, and a native "
+                       "predict graph is not written (bench/measure/backends/openvino.py)")

@@ -48,3 +48,12 @@ def reset_device_peak() -> None:
 
     if tf.config.list_physical_devices("GPU"):
         tf.config.experimental.reset_memory_stats("GPU:0")
+
+
+def native(model):
+    """No native model yet: issue 56 asks for jax, torch and mlx; a tf.function
+    and tf.Module counterpart is left for later."""
+    from bench.measure.native import Unsupported
+
+    return Unsupported("no native TensorFlow model yet: issue 56 covers jax, torch and mlx "
+                       "(bench/measure/backends/tensorflow.py)")

@@ -65,3 +65,117 @@ def reset_device_peak() -> None:
 
     if torch.cuda.is_available():
         torch.cuda.reset_peak_memory_stats()
+
+
+def native(model):
+    """The benchmark's model as a torch.nn.Module, eager as Keras's torch
+    backend runs it (bench/measure/native.py), on the device Keras uses."""
+    return _Native(model)
+
+
+class _Native:
+    """bench/measure/native.py's native interface: data, load, weights, fit, predict.
+
+    Images go NCHW (torch's own layout, converted once, untimed); the weights
+    are converted from Keras's layout on load and back in weights(). Adam is
+    Keras's arithmetic (native.Adam) in torch's multi-tensor (_foreach) ops,
+    as torch.optim.Adam(foreach=True) and Keras's torch optimizer compute it."""
+
+    def __init__(self, model):
+        import torch
+        from torch import nn
+
+        self.torch, self.bs, self.adam = torch, model.batch_size, model.adam
+        self.device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+        mods, self.kinds, shapes, flat = [], [], iter([w.shape for w in model.weights[::2]]), None
+        for layer in model.layers:
+            if layer.kind == "dense":
+                n_in, n_out = next(shapes)
+                mods.append(nn.Linear(n_in, n_out))
+                self.kinds.append(("dense", flat))
+                flat = None
+            elif layer.kind == "conv":
+                kh, kw, c_in, c_out = next(shapes)
+                mods.append(nn.Conv2d(c_in, c_out, (kh, kw)))
+                self.kinds.append(("conv", None))
+            elif layer.kind == "pool":
+                mods.append(nn.MaxPool2d(layer.size))
+            else:
+                mods.append(nn.Flatten())
+                flat = layer.size if len(layer.size) == 3 else None  # (h, w, c): Keras flattens NHWC
+            if layer.activation == "relu":
+                mods.append(nn.ReLU())
+        self.net = nn.Sequential(*mods).to(self.device)
+        self.params = [p for p in self.net.parameters()]
+        self.t, self.m, self.v = 0, [], []
+
+    def data(self, x, y=None):
+        import numpy as np
+
+        torch = self.torch
+        x = np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if x.ndim == 4 else x
+        return torch.from_numpy(x), (torch.from_numpy(y.astype(np.int64)) if y is not None else None)
+
+    def _to_torch(self, w, kind):
+        what, flat = kind
+        if what == "conv":
+            return w.transpose(3, 2, 0, 1) if w.ndim == 4 else w
+        if w.ndim == 2 and flat is not None:  # rows (h, w, c) -> (c, h, w), then (out, in)
+            h, wd, c = flat
+            return w.reshape(h, wd, c, -1).transpose(2, 0, 1, 3).reshape(h * wd * c, -1).T
+        return w.T if w.ndim == 2 else w
+
+    def _to_keras(self, w, kind):
+        what, flat = kind
+        if what == "conv":
+            return w.transpose(2, 3, 1, 0) if w.ndim == 4 else w
+        if w.ndim == 2 and flat is not None:
+            h, wd, c = flat
+            return w.T.reshape(c, h, wd, -1).transpose(1, 2, 0, 3).reshape(h * wd * c, -1)
+        return w.T if w.ndim == 2 else w
+
+    def load(self, weights) -> None:
+        import numpy as np
+
+        torch = self.torch
+        with torch.no_grad():
+            for i, (p, w) in enumerate(zip(self.params, weights)):
+                p.copy_(torch.from_numpy(np.ascontiguousarray(self._to_torch(w, self.kinds[i // 2]))))
+                p.grad = None
+        self.t = 0
+        self.m = [torch.zeros_like(p) for p in self.params]
+        self.v = [torch.zeros_like(p) for p in self.params]
+
+    def weights(self) -> list:
+        return [self._to_keras(p.detach().cpu().numpy(), self.kinds[i // 2]) for i, p in enumerate(self.params)]
+
+    def fit(self, data, steps: int) -> float:
+        torch, a, bs = self.torch, self.adam, self.bs
+        x, y = data
+        loss = None
+        for i in range(steps):
+            xb = x[i * bs:(i + 1) * bs].to(self.device, non_blocking=True)
+            yb = y[i * bs:(i + 1) * bs].to(self.device, non_blocking=True)
+            loss = torch.nn.functional.cross_entropy(self.net(xb), yb)
+            for p in self.params:
+                p.grad = None
+            loss.backward()
+            with torch.no_grad():
+                self.t += 1
+                grads = [p.grad for p in self.params]
+                torch._foreach_lerp_(self.m, grads, 1 - a.beta_1)  # m += (g - m)(1 - beta_1)
+                torch._foreach_lerp_(self.v, torch._foreach_mul(grads, grads), 1 - a.beta_2)
+                denom = torch._foreach_sqrt(self.v)
+                torch._foreach_add_(denom, a.epsilon)
+                step = torch._foreach_mul(self.m, a.alpha(self.t))
+                torch._foreach_div_(step, denom)
+                torch._foreach_sub_(self.params, step)
+        return float(loss.detach())
+
+    def predict(self, data, steps: int | None):
+        import numpy as np
+
+        torch, bs, x = self.torch, self.bs, data[0]
+        rows = len(x) if steps is None else steps * bs
+        with torch.no_grad():
+            return np.concatenate([self.net(x[i:i + bs].to(self.device)).cpu().numpy() for i in range(0, rows, bs)])

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Keras against native code (issue 56 item 2): how still does the vs-native
+ratio hold across separate `bench run` invocations, beside samples/s, and
+does a per-step slowdown injected into Keras move it by that much?
+
+    .venv/bin/python studies/bench_native.py --runs 5 --keep .local/native          # 5 invocations
+    .venv/bin/python studies/bench_native.py --runs 5 --inject 0.03 --inject-runs 1 --keep .local/native
+    .venv/bin/python studies/bench_native.py --from .local/native                   # the report again
+
+Each invocation is `python -m bench run --backend B ... --models M ... --modes
+train predict --native on` (the nightly's protocol: harness.workers workers
+of harness.repeats repeats, each worker then timing native.PAIRS pairs of a
+Keras call and a native call). --inject F adds --inject-runs invocations whose
+Keras train/predict step functions each spin F x their mean step interval
+after every call (studies/ab_injection.py's "step" sitecustomize), native
+code untouched: the vs-native ratio should rise by about F, whatever the host.
+
+Prints, per (backend, model, mode), each clean invocation's samples/s and
+vs-native ratio, their spread (the largest distance of one invocation from
+their median, %), the injected invocations' move against the clean median,
+and the native phase's cost: its seconds over the workers' whole seconds.
+Not a test: the numbers depend on the machine and what else it runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "studies"))
+
+from ab_injection import STEP_SITE  # noqa: E402  (one step injection for both studies)
+from bench.measure import lock  # noqa: E402
+
+
+def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], inject: float) -> float:
+    """One `bench run` into `out` under a private lock (main holds the machine's); its wall seconds."""
+    env = {**os.environ, lock.ENV: str(out.parent / "inner.lock")}
+    with tempfile.TemporaryDirectory(prefix="bench-native-") as site:
+        if inject:
+            (Path(site) / "sitecustomize.py").write_text(STEP_SITE.format(fraction=inject))
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, str(ROOT), env.get("PYTHONPATH")]))
+        cmd = [sys.executable, "-m", "bench", "run", "--native", "on", "--out", str(out),
+               *[a for b in backends for a in ("--backend", b)], "--models", *models, "--modes", *modes]
+        print(f"$ {' '.join(cmd)}{f'  (inject {inject:g})' if inject else ''}", flush=True)
+        t0 = time.monotonic()
+        subprocess.run(cmd, env=env, cwd=ROOT, check=True)
+        return time.monotonic() - t0
+
+
+def read(folder: Path) -> dict:
+    """{(backend, model, mode): {"value", "ratio", "native_s", "worker_s", "error"}} of one invocation."""
+    out = {}
+    for path in sorted(folder.rglob("*.json")):
+        data = json.loads(path.read_text())
+        if "results" not in data:
+            continue
+        backend = data["target"]["backend"] if "target" in data else path.stem.split("_")[0]
+        for r in data["results"]:
+            nat = r.get("native") or {}
+            workers = r.get("workers") or []
+            native_s = sum((w.get("native") or {}).get("seconds", 0) for w in workers)
+            worker_s = sum(w["window"][1] - w["window"][0] for w in workers if w.get("window"))
+            out[(backend, r["model"], r["mode"])] = {
+                "value": r.get("value"), "ratio": nat.get("ratio"), "error": nat.get("error"),
+                "native_s": native_s, "worker_s": worker_s}
+    return out
+
+
+def spread(values: list[float]) -> float:
+    m = statistics.median(values)
+    return max(abs(v / m - 1) for v in values)
+
+
+def report(keep: Path) -> None:
+    clean = [read(p) for p in sorted(keep.glob("run-*"))]
+    injected = [(float(p.name.split("-")[1]), read(p)) for p in sorted(keep.glob("inject-*"))]
+    keys = sorted({k for run in clean for k in run})
+    print(f"\n{len(clean)} clean invocation(s), {len(injected)} injected\n")
+    print(f"{'benchmark':<24} {'samples/s per invocation':<44} {'spread':>7}   {'vs-native per invocation':<40} {'spread':>7}")
+    native_s = worker_s = 0.0
+    for k in keys:
+        vals = [run[k]["value"] for run in clean if k in run and run[k]["value"]]
+        ratios = [run[k]["ratio"] for run in clean if k in run and run[k]["ratio"]]
+        errors = [run[k]["error"] for run in clean if k in run and run[k]["error"]]
+        native_s += sum(run[k]["native_s"] for run in clean if k in run)
+        worker_s += sum(run[k]["worker_s"] for run in clean if k in run)
+        v_text = " ".join(f"{v:,.0f}" for v in vals)
+        r_text = " ".join(f"{r:.3f}" for r in ratios) + (f" errors {errors}" if errors else "")
+        print(f"{'/'.join(k):<24} {v_text:<44} {spread(vals) * 100 if vals else float('nan'):>6.1f}%   "
+              f"{r_text:<40} {spread(ratios) * 100 if ratios else float('nan'):>6.1f}%")
+        for fraction, run in injected:
+            if k in run and run[k]["ratio"] and ratios and vals:
+                print(f"{'':<24} injected {fraction:.0%}: samples/s {run[k]['value'] / statistics.median(vals) - 1:+.1%}"
+                      f" against the clean median, vs-native {run[k]['ratio'] / statistics.median(ratios) - 1:+.1%}")
+    if worker_s:
+        print(f"\nnative phase: {native_s:.0f} s of the workers' {worker_s:.0f} s ({native_s / worker_s:.0%}; "
+              f"the nightly would take {native_s / max(worker_s - native_s, 1):.0%} longer for these benchmarks)")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--backends", nargs="+", default=["jax", "torch"])
+    p.add_argument("--models", nargs="+", default=["mlp", "cnn"])
+    p.add_argument("--modes", nargs="+", default=["train", "predict"])
+    p.add_argument("--inject", type=float, default=0.0, help="a per-step slowdown of Keras, e.g. 0.03")
+    p.add_argument("--inject-runs", type=int, default=1)
+    p.add_argument("--keep", default=None, help="folder for the records (default: a temporary one)")
+    p.add_argument("--from", dest="source", default=None, help="report on a kept folder; run nothing")
+    a = p.parse_args()
+    if a.source:
+        report(Path(a.source))
+        return 0
+    keep = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench-native-"))
+    # the injected invocations early, between clean ones, so a set cut short still has them
+    clean = [("run", i, 0.0) for i in range(a.runs)]
+    injected = [("inject", i, a.inject) for i in range(a.inject_runs if a.inject else 0)]
+    plan = clean[:1] + [x for pair in zip(injected, clean[1:]) for x in pair] + clean[1 + len(injected):] \
+        + injected[len(clean) - 1:]
+    keep.mkdir(parents=True, exist_ok=True)
+    with lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True), "bench_native.py"):
+        run_plan(plan, keep, a)  # the machine's lock for the whole set: no other run between its invocations
+    report(keep)
+    return 0
+
+
+def run_plan(plan, keep: Path, a) -> None:
+    for kind, i, fraction in plan:
+        name = f"run-{i:02d}" if kind == "run" else f"inject-{fraction:g}-{i:02d}"
+        out = keep / name
+        if out.exists() and any(out.rglob("*.json")):
+            continue  # kept from an earlier start
+        seconds = invoke(out, a.backends, a.models, a.modes, fraction)
+        load = os.getloadavg()[0]
+        print(f"{name}: {seconds:.0f} s, load {load:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
