@@ -379,3 +379,73 @@ def test_a_reader_run_as_the_program_prints_and_exits_as_in_process(tmp_path, ca
         assert (got.returncode, got.stdout, got.stderr) == (code, want.out, want.err), args[0]
     assert code == 0 and json.loads((tmp_path / "site" / "data" / "index.json").read_text())["series"]
     assert cli.main(["report", "--data", str(data), "--fail-on", "regressed"]) == 1  # the exit code that was kept
+
+
+def test_show_reads_its_own_target_whole_and_the_others_newest_months_and_prints_the_same(tmp_path, capsys, monkeypatch):
+    """`bench show` reads of a fresh summary its target's lines of every month
+    and every line of the newest RECENT_MONTHS months: the same nights,
+    statuses, whose change and skipped files as from the records; when the
+    newest months cannot tell the other cells' shift (the change before them),
+    it reads everything."""
+    from bench.commands import show, source
+    from bench.records import synthetic
+
+    targets = synthetic.TARGETS[:5]
+    change = [Step(144, 0.8)]  # 2026-11-25 of 150 nights ending 2026-12-01: a change most cells share
+    steps = {(b, d, "cnn", "train"): change for b, d in targets if b != "openvino"}
+    data = tmp_path / "d"
+    synthetic.write_history(data, 150, targets=targets, steps=steps, dip_rate=0.0, fail_rate=0.02)
+    bad = data / "runs" / "2026" / "07" / "10" / "not-a-record.json"
+    bad.write_text("[]")
+    keys = [f"{b}/{d}/{m}" for b, d in targets for m in ("cnn/train", "mlp/predict")]
+
+    def shows():
+        out = {}
+        for key in keys:
+            assert cli.main(["show", key, "--data", str(data)]) == 0
+            got = capsys.readouterr()
+            out[key] = (got.out, got.err)
+        return out
+
+    before = shows()  # no summary: every record
+    assert sum("whose change:" in out for out, _ in before.values()) == 4
+    assert all("not-a-record.json" in err for _, err in before.values())
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    capsys.readouterr()
+    read_all = []
+    real = show.load_series
+    monkeypatch.setattr(show, "load_series", lambda *a, **kw: read_all.append(a) or real(*a, **kw))
+    for months, partial in ((4, True), (1, False)):
+        monkeypatch.setattr(source, "RECENT_MONTHS", months)
+        read_all.clear()
+        after = shows()
+        for key in keys:
+            assert after[key] == before[key], f"show {key} differs reading {months} month(s) whole"
+        if partial:  # every show read only its part of the summary
+            assert read_all == []
+        else:  # the cnn/train change lies before December: those read everything
+            assert len(read_all) == 4
+
+
+def test_a_record_whose_night_is_in_the_newest_months_is_read_from_an_older_month(tmp_path):
+    """A record lies in its start's month; its night may be later. read_some
+    reads it wherever it lies, so every night from `since` on is whole."""
+    recs = list(history(120, targets=(("jax", "cpu"), ("torch", "cpu"))))
+    late = make_record([ok("mlp", "train", 5.0)], device="cpu", started_at=T0 - timedelta(days=400),
+                       run={"night": recs[-1].night.isoformat()}, run_id="late")
+    data = write_data([*recs, late], tmp_path / "d")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    found, why, since = summary.read_some(data, (summary.target_needle("jax", "cpu"),), 2)
+    assert why == "" and since == sorted(json.loads((data / "summary" / "coverage.json").read_text())["months"])[-2]
+    paths = {x["path"] for x in found.lines}
+    assert late.relpath() in paths
+    backends = {x["backend"] for x in found.lines if x["path"] < f"runs/{since.replace('-', '/')}" and x["path"] != late.relpath()}
+    assert backends == {"jax"}  # of the older months, the jax target's lines only
+    summary_text = (data / "summary" / f"{since}.jsonl").read_text()
+    (data / "summary" / f"{since}.jsonl").write_text(summary_text.replace("torch", "torcx", 1))
+    assert summary.read_some(data, (summary.target_needle("jax", "cpu"),), 1)[0] is not None  # a line's content is not its path
+    first = sorted((data / "summary").glob("????-??.jsonl"))[0]
+    lines = first.read_text().splitlines()
+    first.write_text("\n".join(lines[1:]) + "\n")
+    found, why, _ = summary.read_some(data, (summary.target_needle("jax", "cpu"),), 1)
+    assert found is None and first.name in why  # a month read in part is still checked against its coverage

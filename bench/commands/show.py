@@ -16,7 +16,7 @@ import sys
 
 from bench import config
 from bench.errors import UsageError
-from bench.commands.source import load_series
+from bench.commands.source import load_series, load_target
 
 MAX_LISTED = 20  # an unknown series lists at most this many known ones
 
@@ -29,37 +29,81 @@ def add_arguments(parser):
 
 def main(args) -> int:
     from bench.analyse.series import parse_key
-    from bench.analyse.trends import assess
-    from bench.present.nights import render_nights
 
     try:
         key = parse_key(args.series)
     except ValueError as e:
         raise UsageError(str(e)) from None
     cfg = config.load(args.config)
-    series = load_series(args.data, verb="show", warn=sys.stderr).series  # metric and vs-ref series too
+    # From a fresh summary: this target's lines of every month, the others' newest months only.
+    got = load_target(args.data, key[0], key[1], verb="show", warn=sys.stderr)
+    if got is not None:
+        series, since = got[0].series, got[1]
+        if key in series:
+            newest = max(x.last_seen for x in series.values())
+            assessed = _assessed(series, key, newest, cfg.trends)
+            origin = _origin(series, assessed, key)
+            if since is None or _whole_enough(series, key, origin[0], since):
+                return _write(series, assessed, key, origin, args.data, cfg.trends)
+    series = load_series(args.data, verb="show", warn=None if got else sys.stderr).series  # metric and vs-ref series too
     if key not in series:
         known = ["/".join(k) for k in series][:MAX_LISTED]
         raise UsageError(f"series {args.series!r} is not in {args.data}; it has: "
                          f"{', '.join(known) or 'no series'}")
     newest = max(x.last_seen for x in series.values())
-    # Every series is assessed once: the same night's other cells say whose change it is.
-    assessed = {k: assess(x, newest, cfg.trends) for k, x in series.items()}
-    sys.stdout.write(render_nights(series[key], assessed[key], cfg.trends))
-    sys.stdout.write(_origin(series, assessed, key, args.data))
-    return 0
+    assessed = _assessed(series, key, newest, cfg.trends)
+    return _write(series, assessed, key, _origin(series, assessed, key), args.data, cfg.trends)
 
 
-def _origin(series, assessed, key, data) -> str:
-    """Whose change it is, against the same night's other cells, and its triage mark."""
-    from bench.analyse.triage import mark_of
+def _assessed(series, key, newest, trends) -> dict:
+    """The status of every series of the key's target. What show prints of
+    the other targets is not their status but their shift across this
+    series' change (triangulate._cells); of its own target, which other
+    series changed the same night (the origin's siblings)."""
+    from bench.analyse.trends import assess
+
+    return {k: assess(x, newest, trends) for k, x in series.items() if k[:2] == key[:2]}
+
+
+def _whole_enough(series, key, night, since) -> bool:
+    """Whether the other targets' nights from `since` on (all their records
+    read) give the shifts that every night gives: triangulate._shift reads a
+    series' BEFORE nights before the change and every night from it, so the
+    change is on or after `since` and each other series of the key's slice
+    holds BEFORE nights between the two (or there is no change to tell)."""
+    from bench.analyse.triangulate import BEFORE
+
+    if night is None:
+        return True
+    if night < since:
+        return False
+    return all(sum(since <= p.day < night for p in s.points) >= BEFORE
+               for k, s in series.items() if k[2:] == key[2:] and k[:2] != key[:2])
+
+
+def _origin(series, assessed, key):
+    """(the night of the key's change or None, whose change it is or None):
+    triangulate's origin of `key`, which reads the statuses of its own
+    target's series only (assessed holds those)."""
     from bench.analyse.triangulate import triangulate
+
+    origin = triangulate(series, assessed).get(key)
+    change = assessed[key].change
+    return (series[key].points[change.index].day if change else None), origin
+
+
+def _write(series, assessed, key, origin, data, trends) -> int:
+    """The nights, whose change it is and its triage mark."""
+    from bench.analyse.triage import mark_of
     from bench.present.escape import plain
+    from bench.present.nights import render_nights
     from bench.present.origin import mark_text
     from bench.records import triage
 
-    origin = triangulate(series, assessed).get(key)
+    sys.stdout.write(render_nights(series[key], assessed[key], trends))
+    origin = origin[1]
     mark = mark_of(series[key], assessed[key], triage.load(data, warn=sys.stderr))
     lines = [f"whose change: {plain(origin.text())}"] if origin is not None else []
     lines += [f"triage: {plain(mark_text(mark))}"] if mark is not None else []
-    return "".join(line + "\n" for line in lines)
+    sys.stdout.write("".join(line + "\n" for line in lines))
+    return 0

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from pathlib import Path
 from typing import Mapping, TextIO
 
@@ -60,6 +60,45 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
     with paused_gc():
         series = table_series(history.records) if tuple(kinds) == TABLE else all_series(history.records)
     return _kept(Loaded(series, len(history.records), history.problems, "records"))
+
+
+# `bench show`'s other targets: every night of the newest RECENT_MONTHS
+# months. What show prints of them is their shift across its own series'
+# change (triangulate._shift: BEFORE nights before it, every night after),
+# and that change lies in the status rule's last window + BASELINE nights:
+# four months hold both for a nightly series (show checks, and reads
+# everything when they do not).
+RECENT_MONTHS = 4
+
+
+def load_target(data: str | Path, backend: str, device: str, *, verb: str,
+                warn: TextIO | None = STDERR, now: datetime | None = None) -> tuple[Loaded, date | None] | None:
+    """(the series, since) from a fresh summary's lines of this target in
+    every month and every line of the newest RECENT_MONTHS months, so that
+    every series of (backend, device) is whole and the others hold every
+    night from `since` on (None: no line was left out, all are whole; before
+    `since` a night may lack records); None when the summary
+    is missing or stale (said in one line, as load_series says it), or the
+    folder has none: then the caller reads everything (load_series)."""
+    if warn is STDERR:
+        warn = sys.stderr
+    root = Path(data)
+    if not (root.is_dir() and (root / summary.FOLDER).is_dir()):
+        return None
+    with paused_gc():
+        found, why, since = summary.read_some(root, (summary.target_needle(backend, device),), RECENT_MONTHS)
+        if found is None:
+            return None  # load_series finds it stale again and says so once
+        try:
+            lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
+            series = series_from_lines(lines, KINDS)
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None  # the same: load_series says why
+    for p in problems:
+        if warn is not None:
+            print(f"bench: {p}", file=warn)
+    return (_kept(Loaded(series, len(lines), tuple(problems), "summary")),
+            date(int(since[:4]), int(since[5:]), 1) if since else None)
 
 
 _KEPT: list[Loaded] = []

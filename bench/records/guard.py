@@ -230,6 +230,8 @@ def one_line(text: object) -> str:
     """Text on one line with control and format characters (ESC, bidi
     overrides, zero-width ones) shown as code points."""
     s = " ".join(str(text).split())
+    if s.isascii() and s.isprintable():
+        return s  # the ASCII characters that are not printable are the controls (Cc); Cf are none of them
     return "".join(f"U+{ord(c):04X}" if unicodedata.category(c) in ("Cc", "Cf") else c for c in s)
 
 

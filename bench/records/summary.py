@@ -30,7 +30,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import mmap
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -118,10 +120,10 @@ def on_disk(data_dir: str | Path) -> dict[str, list[str]]:
             continue
         for month in _folder(year.path):
             if month.is_dir() and not month.is_symlink() and _is_month(f"{year.name}-{month.name}"):
-                n = len(month.path) + 1
-                prefix = f"runs/{year.name}/{month.name}/"
-                found = [prefix + f[n:].replace(os.sep, "/") for f in json_files(month.path)]
+                found: list[str] = []
+                _json_below(month.path, f"runs/{year.name}/{month.name}/", found)
                 if found:
+                    found.sort()
                     out[f"{year.name}-{month.name}"] = found
             else:
                 outside.append(month.path)
@@ -129,6 +131,19 @@ def on_disk(data_dir: str | Path) -> dict[str, list[str]]:
     if elsewhere:
         out[OUTSIDE] = elsewhere
     return out
+
+
+def _json_below(path: str, prefix: str, out: list[str]) -> None:
+    """Append prefix + the relative path of every record file below `path`,
+    as history.json_files finds them (os.walk's rule: a link to a folder is
+    not followed; ".tmp-" files left out), built as strings without os.path."""
+    entries = _folder(path)
+    folders = [e for e in entries if e.is_dir()]
+    names = [e.name for e in entries if not e.is_dir()] if folders else [e.name for e in entries]
+    out += [prefix + n for n in names if n.endswith(".json") and not n.startswith(".tmp-")]
+    for e in folders:
+        if not e.is_symlink():
+            _json_below(e.path, f"{prefix}{e.name}/", out)
 
 
 def _folder(path: str) -> list[os.DirEntry]:
@@ -180,6 +195,119 @@ def read(data_dir: str | Path) -> tuple[Summary | None, str]:
             return None, why or f"{FOLDER}/{month}.jsonl does not hold the records its coverage names"
         lines += got
     return Summary(cov, tuple(lines)), ""
+
+
+def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recent: int) -> tuple[Summary | None, str, str | None]:
+    """(the summary, '', since) as read() gives it, but holding of the months
+    before the newest `recent` only the lines that hold one of `needles`, the
+    "skipped" ones and those of a night in those months: `bench show` reads its own
+    target's lines of every month and every line of the last few. `since`:
+    None when no line was left out, else the first of the `recent` months
+    ('YYYY-MM'): every record of a night from then on was read, wherever it
+    lies (a record lies in its start's month, which may follow its night's).
+
+    A needle is the exact text line_text writes (sorted keys, no spaces), for
+    example target_needle(backend, device); every line is written by
+    line_text, so a line that holds the field holds the needle. A line that
+    holds it by chance is read too (the caller checks the parsed fields). A
+    month read in part is still checked against its coverage: its paths,
+    taken from the text ("path" is never a key below the line), count and hash."""
+    folder = Path(data_dir) / FOLDER
+    if not (folder / COVERAGE).is_file():
+        return None, f"no {FOLDER}/{COVERAGE}", None
+    try:
+        cov = Coverage.from_text((folder / COVERAGE).read_text(encoding="utf-8"), f"{FOLDER}/{COVERAGE}")
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        return None, str(e), None
+    why = stale_months(cov, on_disk(data_dir), is_sparse(data_dir))
+    if why:
+        return None, why, None
+    months = sorted(cov.months.items())
+    whole = [m for m, _ in months[-recent:]] if recent > 0 else []
+    # One pattern for the nights: one scan of a month instead of one per month sought.
+    nights = re.compile(b'"night":"(?:' + b"|".join(re.escape(m.encode()) for m in whole) + b')-') if whole else None
+    needles = (*needles, *((nights,) if nights else ()))
+    lines: list[Mapping[str, Any]] = []
+    partial = False
+    for month, (count, digest) in months:
+        path = folder / f"{month}.jsonl"
+        if month in whole:
+            got, why = _month_lines(path)
+            if why or month_hash(line["path"] for line in got) != (count, digest):
+                return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
+        else:
+            got, paths, why = _some_lines(path, needles)
+            if why or _bytes_hash(paths) != (count, digest):
+                return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
+            partial = partial or len(got) < count
+        lines += got
+    return Summary(cov, tuple(lines)), "", whole[0] if partial else None
+
+
+# A path holding a quote (escaped) is cut at it: its month then does not
+# match its coverage, and the reader reads the records, as for any stale month.
+_PATH = re.compile(rb'"path":"([^"]*)"(,"skipped":)?')  # keys sorted: a record's next is "rows" or "run_id"
+
+
+def target_needle(backend: str, device: str) -> bytes:
+    """The text of a line of (backend, device) as line_text writes it: the two keys are adjacent when sorted."""
+    return f'"backend":{_dumps(backend)},"device":{_dumps(device)},'.encode()
+
+
+def _dumps(value: str) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _bytes_hash(paths: list[bytes]) -> tuple[int, str]:
+    """month_hash of paths given as UTF-8 (sorted as bytes, the order of their text)."""
+    paths = sorted(paths)
+    return len(paths), hashlib.sha256(b"\n".join(paths)).hexdigest()
+
+
+def _finder(pattern: re.Pattern, raw: bytes):
+    """bytes.find's shape for a pattern: (pattern, start) -> where it matches or -1."""
+    def find(_, start: int = 0) -> int:
+        m = pattern.search(raw, start)
+        return m.start() if m else -1
+    return find
+
+
+def _some_lines(path: Path, needles: tuple) -> tuple[list[dict], list[bytes], str]:
+    """(the lines of a month file that hold a needle, parsed; every line's path,
+    as UTF-8, taken from the text; why not)."""
+    import orjson
+
+    try:
+        with open(path, "rb") as f:
+            # Mapped, not read: the month is searched, not copied (a third of the time at ten years).
+            raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
+        starts = set()
+        for needle in needles:
+            find = raw.find if isinstance(needle, bytes) else _finder(needle, raw)
+            at = find(needle)
+            while at != -1:
+                start = raw.rfind(b"\n", 0, at) + 1
+                starts.add(start)
+                end = raw.find(b"\n", at)
+                at = -1 if end == -1 else find(needle, end)
+        found = _PATH.findall(raw)
+        # A "skipped" line is {"path": ..., "skipped": ...}.
+        starts.update(raw.find(b'{"path":"' + p + b'","skipped":') for p, skipped in found if skipped)
+        picked = []
+        for start in sorted(starts):
+            end = raw.find(b"\n", start)
+            picked.append(raw[start:len(raw) if end == -1 else end])
+        lines = orjson.loads(b"[" + b",".join(picked) + b"]")
+        paths = [p for p, _ in found]
+        if b"\\" in b"".join(paths):  # an escape: the paths as text
+            paths = [orjson.loads(b'"' + x + b'"').encode() for x in paths]
+        if isinstance(raw, mmap.mmap):
+            raw.close()
+    except (OSError, ValueError) as e:
+        return [], [], f"{FOLDER}/{path.name}: {str(e).splitlines()[0]}"
+    if not all(isinstance(x, dict) and isinstance(x.get("path"), str) for x in lines):
+        return [], [], f"{FOLDER}/{path.name}: a line without a path; expected one JSON object per record"
+    return lines, paths, ""
 
 
 def stale_months(cov: Coverage, disk: Mapping[str, list[str]], sparse: bool = False) -> str:
