@@ -6,6 +6,8 @@ does a per-step slowdown injected into Keras move it by that much?
     .venv/bin/python studies/bench_native.py --runs 5 --keep .local/native          # 5 invocations
     .venv/bin/python studies/bench_native.py --runs 5 --inject 0.03 --inject-runs 1 --keep .local/native
     .venv/bin/python studies/bench_native.py --from .local/native                   # the report again
+    # vs-native beside vs-ref, from the same invocations (the nightly's local-cpu set-up):
+    .venv/bin/python studies/bench_native.py --runs 5 --models mlp --reference REF/bin/python --keep .local/native-ref
 
 Each invocation is `python -m bench run --backend B ... --models M ... --modes
 train predict --native on` (the nightly's protocol: harness.workers workers
@@ -15,8 +17,14 @@ Keras train/predict step functions each spin F x their mean step interval
 after every call (studies/ab_injection.py's "step" sitecustomize), native
 code untouched: the vs-native ratio should rise by about F, whatever the host.
 
-Prints, per (backend, model, mode), each clean invocation's samples/s and
-vs-native ratio, their spread (the largest distance of one invocation from
+Every invocation after run-00 takes its steps per call from run-00's records
+(`bench run --steps-from`), as a nightly takes them from the data branch.
+--reference REF_PYTHON runs each invocation beside that reference build
+(`bench run --reference`), so the same workers give both ratios; the
+reference's own records (run.ab.side "a") are left out of the figures.
+
+Prints, per (backend, model, mode), each clean invocation's samples/s,
+vs-native ratio and (with a reference) vs-ref ratio, their spread (the largest distance of one invocation from
 their median, %), the injected invocations' move against the clean median,
 and the native phase's cost: its seconds over the workers' whole seconds.
 Not a test: the numbers depend on the machine and what else it runs.
@@ -42,7 +50,8 @@ from ab_injection import STEP_SITE  # noqa: E402  (one step injection for both s
 from bench.measure import lock  # noqa: E402
 
 
-def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], inject: float) -> float:
+def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], inject: float,
+           reference: str | None = None, steps_from: Path | None = None) -> float:
     """One `bench run` into `out` under a private lock (main holds the machine's); its wall seconds."""
     env = {**os.environ, lock.ENV: str(out.parent / "inner.lock")}
     with tempfile.TemporaryDirectory(prefix="bench-native-") as site:
@@ -50,7 +59,9 @@ def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], 
             (Path(site) / "sitecustomize.py").write_text(STEP_SITE.format(fraction=inject))
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, str(ROOT), env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "bench", "run", "--native", "on", "--out", str(out),
-               *[a for b in backends for a in ("--backend", b)], "--models", *models, "--modes", *modes]
+               *[a for b in backends for a in ("--backend", b)], "--models", *models, "--modes", *modes,
+               *(["--reference", reference] if reference else []),
+               *(["--steps-from", str(steps_from)] if steps_from else [])]
         print(f"$ {' '.join(cmd)}{f'  (inject {inject:g})' if inject else ''}", flush=True)
         t0 = time.monotonic()
         subprocess.run(cmd, env=env, cwd=ROOT, check=True)
@@ -58,11 +69,12 @@ def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], 
 
 
 def read(folder: Path) -> dict:
-    """{(backend, model, mode): {"value", "ratio", "native_s", "worker_s", "error"}} of one invocation."""
+    """{(backend, model, mode): {"value", "ratio", "ref", "native_s", "worker_s", "error"}} of one
+    invocation; a reference build's own record (run.ab.side "a") is not this build's figures."""
     out = {}
     for path in sorted(folder.rglob("*.json")):
         data = json.loads(path.read_text())
-        if "results" not in data:
+        if "results" not in data or (data.get("run", {}).get("ab") or {}).get("side") == "a":
             continue
         backend = data["target"]["backend"] if "target" in data else path.stem.split("_")[0]
         for r in data["results"]:
@@ -72,6 +84,7 @@ def read(folder: Path) -> dict:
             worker_s = sum(w["window"][1] - w["window"][0] for w in workers if w.get("window"))
             out[(backend, r["model"], r["mode"])] = {
                 "value": r.get("value"), "ratio": nat.get("ratio"), "error": nat.get("error"),
+                "ref": (r.get("reference") or {}).get("ratio"),
                 "native_s": native_s, "worker_s": worker_s}
     return out
 
@@ -98,6 +111,10 @@ def report(keep: Path) -> None:
         r_text = " ".join(f"{r:.3f}" for r in ratios) + (f" errors {errors}" if errors else "")
         print(f"{'/'.join(k):<24} {v_text:<44} {spread(vals) * 100 if vals else float('nan'):>6.1f}%   "
               f"{r_text:<40} {spread(ratios) * 100 if ratios else float('nan'):>6.1f}%")
+        refs = [run[k]["ref"] for run in clean if k in run and run[k]["ref"]]
+        if refs:
+            print(f"{'':<24} {'vs-ref per invocation':<44} {'':>7}   {' '.join(f'{r:.3f}' for r in refs):<40} "
+                  f"{spread(refs) * 100:>6.1f}%")
         for fraction, run in injected:
             if k in run and run[k]["ratio"] and ratios and vals:
                 print(f"{'':<24} injected {fraction:.0%}: samples/s {run[k]['value'] / statistics.median(vals) - 1:+.1%}"
@@ -115,6 +132,8 @@ def main() -> int:
     p.add_argument("--modes", nargs="+", default=["train", "predict"])
     p.add_argument("--inject", type=float, default=0.0, help="a per-step slowdown of Keras, e.g. 0.03")
     p.add_argument("--inject-runs", type=int, default=1)
+    p.add_argument("--reference", default=None, metavar="REF_PYTHON",
+                   help="run each invocation beside this reference build's python (bench run --reference)")
     p.add_argument("--keep", default=None, help="folder for the records (default: a temporary one)")
     p.add_argument("--from", dest="source", default=None, help="report on a kept folder; run nothing")
     a = p.parse_args()
@@ -140,7 +159,9 @@ def run_plan(plan, keep: Path, a) -> None:
         out = keep / name
         if out.exists() and any(out.rglob("*.json")):
             continue  # kept from an earlier start
-        seconds = invoke(out, a.backends, a.models, a.modes, fraction)
+        first = keep / "run-00"  # the nightly's fixed work: every later invocation reuses its steps per call
+        steps_from = first if out != first and any(first.rglob("*.json")) else None
+        seconds = invoke(out, a.backends, a.models, a.modes, fraction, a.reference, steps_from)
         load = os.getloadavg()[0]
         print(f"{name}: {seconds:.0f} s, load {load:.1f}", flush=True)
 
