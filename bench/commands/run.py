@@ -69,6 +69,9 @@ def add_arguments(parser):
                         help="which Keras was installed: the newest nightly (default), a pinned "
                              "keras-nightly version, or a git ref; only nightly makes points")
     parser.add_argument("--install-log", default=None, help="JSON from scripts/install-backend.sh, kept in the record")
+    parser.add_argument("--no-profile", action="store_true",
+                        help="skip the one profiled call per benchmark (results[].profile, docs/profiles.md); "
+                             "--ab, --reference and a --quick run side by side never profile")
     parser.add_argument("--verbose", action="store_true", help="show the children's own output on stderr")
 
 
@@ -136,6 +139,14 @@ def _together(args, device, workers) -> int:
         return 1
     cpus = device.cpus or _available_cpus() or ()
     return max(1, min(workers, len(cpus) // device.worker_cpus))
+
+
+def _profiles(args, together: int) -> bool:
+    """Whether this run profiles each benchmark once (bench/measure/profiling.py):
+    not with --no-profile, and never beside a worker that is timing: an A/B or
+    --reference run (a duet's partner, a paired run's figures) or a --quick
+    run whose workers run side by side."""
+    return not (getattr(args, "no_profile", False) or args.ab or args.reference or together > 1)
 
 
 def _sides(ab, ref=None) -> dict[str, str]:
@@ -220,9 +231,10 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
         done = pool.run_backend(specs, workers, spawn, sides=tuple(sides), supports=module.supports,
                                 install_error=runner.install_failed(install_log),
                                 unstable_limit=cfg.harness.unstable_spread, progress=progress,
-                                duet=duet is not None, together=together, rerun=not args.quick)
+                                duet=duet is not None, together=together, rerun=not args.quick,
+                                profile="" if _profiles(args, together) else None)
     else:
-        jobs = [runner.Job(s, timeout) for s in specs]
+        jobs = [runner.Job(replace(s, profile=_profiles(args, together)), timeout) for s in specs]
         done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
                                     partial(runner.spawn, echo=args.verbose),
                                     install_error=runner.install_failed(install_log))}

@@ -19,6 +19,9 @@ backend's name:
                             where the backend cannot reset it), or None where
                             the backend has no device memory to report (CPU)
   reset_device_peak()       start a new peak (before each benchmark of a worker)
+  profile(call)             run call() once under the backend's own profiler:
+                            a bench.measure.profiling.Reading, or
+                            {"unavailable": reason} where it has none
 
 `versions()` reads package metadata only, so the parent process can fill in
 the environment even when the backend cannot be imported.
@@ -61,7 +64,7 @@ def omp_threads(n: int) -> dict:
 
 
 INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info", "device_peak_bytes",
-             "reset_device_peak")
+             "reset_device_peak", "profile")
 
 
 def get(keras_backend: str) -> ModuleType:

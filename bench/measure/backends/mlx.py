@@ -71,3 +71,11 @@ def reset_device_peak() -> None:
     import mlx.core as mx
 
     (getattr(mx, "reset_peak_memory", None) or mx.metal.reset_peak_memory)()
+
+
+def profile(call) -> dict:
+    # What MLX offers (0.32): mx.metal.start_capture/stop_capture, a Metal GPU
+    # capture for Xcode's debugger (a .gputrace bundle, no CPU ops, not readable
+    # here). No op timings reach Python, so the record says why instead.
+    return {"unavailable": "MLX has no op-level profiler in Python (mx.metal.start_capture writes a "
+                           "Metal .gputrace for Xcode only)"}

@@ -48,3 +48,9 @@ def reset_device_peak() -> None:
 
     if tf.config.list_physical_devices("GPU"):
         tf.config.experimental.reset_memory_stats("GPU:0")
+
+
+def profile(call) -> dict:
+    # tf.profiler writes an XSpace trace like jax's, but reading it back needs
+    # the TensorBoard profile plugin, which the benchmark venv does not install.
+    return {"unavailable": "tf.profiler's trace needs the TensorBoard profile plugin to read; not installed"}
