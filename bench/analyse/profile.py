@@ -29,7 +29,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Mapping
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from bench.analyse.series import Point, Series
+from bench.analyse.trends import Change
+from bench.records.profiles import Reader
+
+# (series, point) -> that night's profile summary as the record holds it, or None
+Lookup = Callable[[Series, Point], "Mapping[str, Any] | None"]
 
 # An op must move by this much to be named: the profiled call is one call, so
 # an op's time moves night to night with the host like the headline does.
@@ -209,3 +217,20 @@ def describe(d: ProfileDiff | None, limit: int = 4, min_change: float = MIN_CHAN
         if before is not None and after is not None and before != after:
             parts.append(f"{name} {before} → {after}")
     return ", ".join(parts) or f"no op moved by {min_change:.0%} or more"
+
+
+def window_diff(series: Series, change: Change | None, lookup: Lookup | None) -> ProfileDiff | None:
+    """The diff across `change`'s window (bench.analyse.window: the last point
+    before it is the good night, the first at the new level the bad one);
+    None without a change, a lookup, or a profile on either night."""
+    if change is None or lookup is None or not 1 <= change.index < len(series.points):
+        return None
+    good = Profile.of(lookup(series, series.points[change.index - 1]))
+    bad = Profile.of(lookup(series, series.points[change.index]))
+    return diff(good, bad) if good is not None and bad is not None else None
+
+
+def records_lookup(data: str | Path) -> Lookup:
+    """A Lookup reading the points' own record files under `data` (bench.records.profiles)."""
+    reader = Reader(data)
+    return lambda s, p: reader.profile(s.backend, s.device, s.model, s.mode, p.run_id, p.attempt, p.started_at)

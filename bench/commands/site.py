@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench import config
 from bench.records import triage
+from bench.analyse.profile import records_lookup
 from bench.commands.source import load_series
 from bench.records.record import parse_time, utc_now
 from bench.present.table import build_rows
@@ -43,7 +44,7 @@ def main(args) -> int:
     _refuse_overlap(data, out)
     loaded = load_series(data, verb="site")
     series = loaded.series  # headline and metric series (latency p99, memory, energy)
-    rows = build_rows(series, cfg.trends, triage.load(data, warn=sys.stderr))
+    rows = build_rows(series, cfg.trends, triage.load(data, warn=sys.stderr), records_lookup(data))
     index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
                        template=args.template, repository=args.repository,
                        warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))
