@@ -18,7 +18,7 @@ from bench.config import MALLOC_TUNABLES, MALLOC_VARS, TUNABLES_VAR
 # pressure move every night: they are shown, never listed as a change.
 CHANGES = ("keras", "keras_commit", "backend", "driver", "cuda", "cudnn", "gpu", "sm_clock_mhz",
            "memory_clock_mhz", "power_limit_w", "cpu", "governor", "threads", "malloc", "floatx", "dtype_policy",
-           "protocol", "reference", "runner")
+           "protocol", "reference", "runner", "os")
 _KERAS = {"keras", "keras-nightly", "keras_nightly"}
 
 
@@ -104,6 +104,9 @@ def summary(environment: Mapping[str, Any], run: Mapping[str, Any] | None = None
     if ab.get("reference") is True:  # bench run --reference: the frozen build beside this one
         put("reference", ab.get("reference_keras_version") or "unknown")
     put("runner", env.get("runner"))
+    # The runner's OS as Python names it (environment.os, platform.platform():
+    # kernel and C library included), so an OS update shows as a change.
+    put("os", env.get("os"))
     return tuple(sorted(out.items()))
 
 

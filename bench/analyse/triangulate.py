@@ -37,7 +37,7 @@ device's, and the cell in both is both (`also`).
 
 Evidence: the moved and held cells, for a backend change the backend's own
 package versions across the window (or none: only Keras changed), for a
-device change the machine's fields that changed (driver, CUDA, runner, ...).
+device change the machine's fields that changed (driver, CUDA, runner, OS, ...).
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ MIN_BEFORE, MIN_AFTER = 3, 2   # fewer nights on a side: not a control
 SLACK_DAYS = 1
 # Machine fields of envsummary whose change a device class names.
 MACHINE = ("driver", "cuda", "cudnn", "gpu", "sm_clock_mhz", "memory_clock_mhz", "power_limit_w",
-           "cpu", "governor", "threads", "malloc", "runner")
+           "cpu", "governor", "threads", "malloc", "runner", "os")
 _NOT_BACKEND = {"driver", "runner"}  # Point.env's fields besides the backend packages
 
 

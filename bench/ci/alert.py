@@ -30,6 +30,7 @@ from typing import Mapping, Sequence
 from urllib.parse import quote, unquote
 
 from bench.analyse import host
+from bench.analyse.profile import describe
 from bench.ci import markers
 from bench.present.escape import markdown as escape
 from bench.present.format import format_delta, format_value
@@ -160,6 +161,8 @@ def _body(r: Row, series: str, state: dict, link: str | None) -> str:
                   f"- first nightly after: Keras {escape(w.after.label())}",
                   f"- Keras commits between them: {w.commits_url}"]
         lines += [f"- also changed: {escape(c.text())}" for c in w.env_changes]
+    if r.ops is not None:  # op names come from records too
+        lines.append(f"- which ops moved (last nightly before → first after, per step): {escape(describe(r.ops))}")
     lines += _origin_lines(r)
     if r.host is not None:  # a slower host since: likely the machine (docs/protocol.md, "A slow host")
         lines.append(f"- on the nights since: {host.describe(r.host)}")

@@ -47,12 +47,13 @@ def main(args) -> int:
     from bench.ci import alert, confirm_alert, issues
     from bench.ci.github import repo_name
     from bench.commands.source import TABLE, load_series
+    from bench.analyse.profile import records_lookup
     from bench.present.table import alerting, build_rows
 
     repo = repo_name(args.repo or os.environ.get("GITHUB_REPOSITORY", ""), "--repo (or $GITHUB_REPOSITORY)")
     cfg = config.load(args.config)
     series = load_series(args.data, TABLE, verb="alert", warn=sys.stderr).series  # the summary when fresh
-    rows = build_rows(series, cfg.trends, triage.load(args.data, warn=sys.stderr))
+    rows = build_rows(series, cfg.trends, triage.load(args.data, warn=sys.stderr), records_lookup(args.data))
     recent = {"/".join(k): median(s.values()[-cfg.trends.confirm:]) for k, s in series.items() if s.points}
     try:
         open_issues = issues.list_open(repo, args.author or issues.BOT)

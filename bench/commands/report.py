@@ -31,6 +31,7 @@ from bench import config
 from bench.records import triage
 from bench.records.history import paused_gc
 from bench.analyse.trends import STATUSES
+from bench.analyse.profile import records_lookup
 from bench.commands.source import TABLE, load_series
 from bench.present.table import build_rows, sort_rows
 from bench.errors import UsageError
@@ -66,7 +67,7 @@ def main(args) -> int:
     loaded = load_series(args.data, TABLE, verb="report", warn=sys.stderr)  # today's stderr, not import time's
     series = loaded.series
     with paused_gc():
-        rows = build_rows(series, cfg.trends, triage.load(args.data, warn=sys.stderr))
+        rows = build_rows(series, cfg.trends, triage.load(args.data, warn=sys.stderr), records_lookup(args.data))
     rows = sort_rows(rows, args.sort)
     _summary(args.data, loaded.read, len(loaded.problems))
     write(args, series, rows)

@@ -78,6 +78,9 @@ def add_arguments(parser):
                         help="a folder of earlier records (the data branch's checkout; repeatable) whose newest "
                              "record of each series under this protocol gives its stored steps per call "
                              "(workers v13; --out's folder is always read too)")
+    parser.add_argument("--no-profile", action="store_true",
+                        help="skip the one profiled call per benchmark (results[].profile, docs/profiles.md); "
+                             "--ab and a --quick run side by side never profile; --reference profiles this build's side")
     parser.add_argument("--verbose", action="store_true", help="show the children's own output on stderr")
 
 
@@ -148,6 +151,22 @@ def _together(args, device, workers) -> int:
         return 1
     cpus = device.cpus or _available_cpus() or ()
     return max(1, min(workers, len(cpus) // device.worker_cpus))
+
+
+def _profiles(args, together: int) -> bool:
+    """Whether this run profiles each benchmark once (bench/measure/profiling.py):
+    not with --no-profile, an A/B (both sides are figures), or a --quick run
+    whose workers run side by side. A --reference run profiles this build's
+    side only: the duet's barrier holds the reference's next timed repeat until
+    this side arrives, so the profiled call overlaps no timed repeat of either."""
+    return not (getattr(args, "no_profile", False) or args.ab or together > 1)
+
+
+def _profile_side(args, together: int) -> str | None:
+    """The side whose benchmarks are profiled (run_backend's `profile`): this build's."""
+    if not _profiles(args, together):
+        return None
+    return "b" if args.reference else ""
 
 
 def _sides(ab, ref=None) -> dict[str, str]:
@@ -236,9 +255,10 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
                                 install_error=runner.install_failed(install_log),
                                 unstable_limit=cfg.harness.unstable_spread, progress=progress,
                                 duet=duet is not None, together=together, rerun=not args.quick,
-                                stored=_stored(args, label, device, specs))
+                                stored=_stored(args, label, device, specs),
+                                profile=_profile_side(args, together))
     else:
-        jobs = [runner.Job(s, timeout) for s in specs]
+        jobs = [runner.Job(replace(s, profile=_profiles(args, together)), timeout) for s in specs]
         done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),
                                     partial(runner.spawn, echo=args.verbose),
                                     install_error=runner.install_failed(install_log))}

@@ -7,7 +7,9 @@ named on stderr and skipped) -> compute (the series and its status) ->
 write (one line per night: date, value, Δ to the night before, Keras
 version and commit, the host's speed against the nights before, a mark:
 ◆ the change, ▼/▲ a night off the level beyond the noise band, ✖ a
-failure). An unknown series is named with the ones the data has.
+failure), then whose change it is, its triage mark and, for a Regressed or
+Faster series, which ops moved across its window (the two nights' profiles,
+bench.analyse.profile). An unknown series is named with the ones the data has.
 """
 
 from __future__ import annotations
@@ -93,7 +95,7 @@ def _origin(series, assessed, key):
 
 
 def _write(series, assessed, key, origin, data, trends) -> int:
-    """The nights, whose change it is and its triage mark."""
+    """The nights, whose change it is, its triage mark and which ops moved."""
     from bench.analyse.triage import mark_of
     from bench.present.escape import plain
     from bench.present.nights import render_nights
@@ -105,5 +107,17 @@ def _write(series, assessed, key, origin, data, trends) -> int:
     mark = mark_of(series[key], assessed[key], triage.load(data, warn=sys.stderr))
     lines = [f"whose change: {plain(origin.text())}"] if origin is not None else []
     lines += [f"triage: {plain(mark_text(mark))}"] if mark is not None else []
+    moved = _ops(series[key], assessed[key], data)
+    lines += [f"which ops moved (last night before the change → first after, per step): {plain(moved)}"] \
+        if moved else []
     sys.stdout.write("".join(line + "\n" for line in lines))
     return 0
+
+
+def _ops(s, a, data) -> str:
+    """The profile diff across a Regressed or Faster series' window (bench.analyse.profile), '' without one."""
+    from bench.analyse.profile import describe, records_lookup, window_diff
+
+    if a.status not in ("Regressed", "Faster"):
+        return ""
+    return describe(window_diff(s, a.change, records_lookup(data)))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from bench import config
 from bench.records import triage
+from bench.analyse.profile import records_lookup
 from bench.records.history import paused_gc
 from bench.commands.source import load_series
 from bench.records.record import parse_time, utc_now
@@ -48,7 +49,7 @@ def main(args) -> int:
     # Every point of every series is made and written (361,000 at ten years x
     # 100 series): the collector's passes over them would cost more than making them.
     with paused_gc():
-        rows = build_rows(series, cfg.trends, marks)
+        rows = build_rows(series, cfg.trends, marks, records_lookup(data))
         index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
                            template=args.template, repository=args.repository,
                            warn=lambda msg: print(f"bench site: {msg}", file=sys.stderr))

@@ -11,6 +11,8 @@ KERAS_BACKEND and the device's env set, and reads the JSON the child writes to
   timing   bench/measure/harness.py: warm-up, calibration, repeats  -> ok, samples/s
            mode "latency": bench/measure/latency.py, batch-1 predict_on_batch -> ok, p50 ms
   usage    bench/measure/usage.py: peak host/device memory, energy over the timed calls
+  profile  with Spec.profile, one call under the backend's profiler, after all of the
+           above (bench/measure/profiling.py) -> result "profile", never a failure
 
 A Python exception becomes a classified failure in the result file; a child
 that dies without writing one is classified by the parent.
@@ -26,7 +28,7 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.measure import backends, barrier, disturbance, failures, harness, latency, usage, verify
+from bench.measure import backends, barrier, disturbance, failures, harness, latency, profiling, usage, verify
 
 SEED = 1234
 # Batches per fit/predict call in the timed region: as many as fit in
@@ -71,6 +73,7 @@ class Spec:
     sync_dir: str | None = None  # workers v13: a duet's barrier folder (bench/measure/barrier.py) ...
     sync_side: str = ""  # ... and this worker's side in it ("a" or "b")
     native: int = 0  # pairs of Keras and native calls timed after the benchmark (bench/measure/native.py); 0: off
+    profile: bool = False  # one profiled call after everything timed (pool.py picks the worker)
 
     def __post_init__(self):
         if self.mode not in MODES:
@@ -140,6 +143,8 @@ def execute(spec: Spec, clock=time.perf_counter) -> dict:
         result["memory"] = usage.memory_block(backend, scope=peak_scope, settled=settled)
         if spec.native and spec.mode != "latency" and result.get("status") == "ok":  # after the memory is read
             result["native"] = _native(model, data, spec, backend, result["steps_per_call"])
+        if spec.profile:  # last: the profiler cannot move a figure, a check or a peak read above
+            result["profile"] = profiling.take(backend, *_profiled(model, data, spec, backend))
     except _Failed as f:
         result.update(status="failed", error=f.failure.as_error(), **f.extra)
     finally:
@@ -181,6 +186,19 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock, sync
                 compile_seconds=round(compile_seconds, 6), quality=quality, **timing.summary(),
                 steps_per_call=timing.steps, setup_seconds=round(setup, 6), energy=energy,
                 min_repeat_seconds=spec.min_repeat_seconds, **({"sync": sync.summary()} if sync else {}))
+
+
+def _profiled(model, d: "_Data", spec: Spec, backend):
+    """(the profiled call, its steps): profiling.STEPS batches of the timed
+    fit or predict (a train model one step past the state every timed call
+    started from: the last set-up call's), or profiling.LATENCY_CALLS batch-1
+    calls."""
+    if spec.mode == "latency":
+        x1 = d.x_test[:1]
+        return (lambda: [backend.sync(model.predict_on_batch(x1)) for _ in range(profiling.LATENCY_CALLS)],
+                profiling.LATENCY_CALLS)
+    run = _runner(model, d, spec, backend)
+    return (lambda: run(profiling.STEPS)), profiling.STEPS
 
 
 def _native(model, d: "_Data", spec: Spec, backend, steps: int) -> dict:

@@ -234,7 +234,8 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     how = estimate.HEADLINE
     value = estimate.of_workers(used, better, how)
     first = series.payloads[0]["result"]
-    result = {k: v for k, v in first.items() if k not in ("samples", "value", "child_seconds", "repeat_seconds")}
+    result = {k: v for k, v in first.items()
+              if k not in ("samples", "value", "child_seconds", "repeat_seconds", "profile")}
     why = estimate.unstable(values, None, unstable_limit)
     result.update(status="ok", value=value, samples=[s for e in used for s in e["samples"]], workers=entries,
                   spread=round(estimate.spread(values), 6), unstable=why is not None,
@@ -249,6 +250,9 @@ def result_of(series: _Series, unstable_limit: float) -> dict:
     every = [p["result"] for p in series.payloads]
     clean_payloads = [p["result"] for e, p in zip(ok, series.payloads) if not e["disturbed"]]
     result.update(usage.combine(clean_payloads or every, memory_from=[every[i] for i in memory_workers(ok)]))
+    profiled = [p["result"]["profile"] for p in series.payloads if "profile" in p["result"]]
+    if profiled:  # the one worker that profiled (schedule.profiled_worker), whichever it is
+        result["profile"] = profiled[0]
     setups = [e["setup_seconds"] for e in used if "setup_seconds" in e]
     if setups:
         result["setup_seconds"] = round(statistics.median(setups), 6)
@@ -296,7 +300,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                 supports: Callable[[str], bool] = lambda mode: True, install_error: str | None = None,
                 unstable_limit: float = 0.10, progress: Callable[[str, str], None] = lambda side, line: None,
                 duet: bool = False, together: int = 1, rerun: bool = True,
-                stored: dict | None = None) -> dict[str, SideRun]:
+                stored: dict | None = None, profile: str | None = None) -> dict[str, SideRun]:
     """Protocol 2 for one backend: {side: SideRun}, results in `specs` order.
     stored: {(model, mode): steps}, each series' stored work (workers v13,
     bench/measure/steps.py): the first worker checks it against
@@ -307,7 +311,8 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     together: how many workers of one side run at the same time (`bench run --quick`
     on a device that gives each its own CPUs: a demo, each of them calibrating its
     own work); rerun: whether disturbed workers are rerun (--quick: no, they are
-    only flagged)."""
+    only flagged); profile: the side whose benchmarks get one profiled call
+    each, in the first-round worker schedule.profiled_worker picks (None: none)."""
     keys = tuple((s.model, s.mode) for s in specs)
     by_key = {(s.model, s.mode): s for s in specs}
     series = {(side, k): _Series(by_key[k]) for side in sides for k in keys}
@@ -324,10 +329,14 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     envs: dict[str, list] = {side: [] for side in sides}
     runnable = tuple(k for k in keys if k not in skipped)
 
+    def profiled(task: schedule.Task, k: Key) -> bool:
+        return (task.side == profile and not (task.rerun or task.calibration)
+                and task.worker == schedule.profiled_worker(runnable.index(k), len(runnable), workers))
+
     def todo(task: schedule.Task, pending, sync_dir: str | None = None) -> list[Spec]:
         """The specs a worker runs; sync_dir: its duet's barrier folder (both processes at once)."""
         return [replace(by_key[k], steps=steps.get(k), stored_steps=None if k in steps else stored.get(k),
-                        canary_floor=floors.get(task.side),
+                        canary_floor=floors.get(task.side), profile=profiled(task, k),
                         **({"sync_dir": sync_dir, "sync_side": task.side} if sync_dir else {}))
                 for k in pending]
 

@@ -128,6 +128,18 @@ def plan(keys: tuple[tuple[str, str], ...], workers: int, sides: tuple[str, ...]
     return [Task(side, w, rotated(tuple(keys), w)) for w in range(workers) for side in sides]
 
 
+def profiled_worker(index: int, count: int, workers: int) -> int:
+    """The worker (0 .. workers-1) whose process profiles the benchmark at
+    `index` of `count` (bench/measure/profiling.py): the one that runs it
+    latest in its rotated order (plan), the first such. With workers >= count
+    every benchmark is the last of some process, so no benchmark's timing
+    ever follows a profiled call in its process."""
+    if not (0 <= index < count) or workers < 1:
+        raise ValueError(f"profiled_worker: benchmark {index!r} of {count!r}, {workers!r} workers; "
+                         "expected 0 <= index < count and workers >= 1")
+    return max(range(workers), key=lambda w: ((index - w) % count, -w))
+
+
 def together(tasks: list[Task], size: int) -> list[tuple[Task, ...]]:
     """`tasks` in groups of up to `size` that run at the same time (plan's order;
     size 1: one after the other)."""

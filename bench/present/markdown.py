@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bench.analyse import host
+from bench.analyse.profile import describe
 from bench.present.escape import markdown as escape
 from bench.present.format import DASH, format_delta, format_value
 from bench.present.origin import mark_note, origin_note
@@ -90,7 +91,8 @@ def _why(r: Row) -> str:
     if r.status in ("Regressed", "Faster") and r.change is not None:
         c = r.change
         text = f"{format_delta(c.relative)}: {format_value(c.before)} → {format_value(c.after)} {r.unit}"
-        return text + (_window_note(r.window) if r.window is not None else "")
+        text += _window_note(r.window) if r.window is not None else ""
+        return text + (f"; ops: {describe(r.ops)}" if r.ops is not None else "")
     if r.status == "Watch" and r.watch is not None:
         level, rel = r.watch
         return (f"newest 2 nights {format_delta(rel)} from {format_value(level)} {r.unit}: "

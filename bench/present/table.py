@@ -19,6 +19,7 @@ from bench.analyse.trends import BASELINE, STATUSES, Change, assess, band, delta
 from bench.analyse.triage import triaged
 from bench.analyse.triangulate import Origin, triangulate
 from bench.analyse.window import Window, change_window
+from bench.analyse.profile import Lookup, ProfileDiff, window_diff
 from bench.records.triage import Mark
 from bench.present.format import sparkline
 
@@ -40,7 +41,9 @@ class Row:
     the status of its '<mode>.vs-ref' row, which alerts in its place
     (alerting); None elsewhere; origin: whose change it is
     (bench.analyse.triangulate; Regressed/Faster); mark: a maintainer's
-    triage mark on the change (bench.analyse.triage)."""
+    triage mark on the change (bench.analyse.triage); ops: which ops moved
+    across the change's window (bench.analyse.profile; Regressed/Faster, where
+    both nights hold a profile)."""
 
     backend: str
     device: str
@@ -63,6 +66,7 @@ class Row:
     ratio_status: str | None = None
     origin: Origin | None = None
     mark: Mark | None = None
+    ops: ProfileDiff | None = None
 
     def __post_init__(self):
         if self.delta_off not in (None, "worse", "better"):
@@ -82,9 +86,12 @@ class Row:
         return (self.backend, self.device, self.model, self.mode)
 
 
-def build_rows(series: Mapping[SeriesKey, Series], trends: Trends, marks: tuple[Mark, ...] = ()) -> list[Row]:
+def build_rows(series: Mapping[SeriesKey, Series], trends: Trends, marks: tuple[Mark, ...] = (),
+               profiles: Lookup | None = None) -> list[Row]:
     """Assess every series against the newest run anywhere in the data; each
-    change is triangulated against the others and read with its triage mark."""
+    change is triangulated against the others and read with its triage mark;
+    with `profiles` (bench.analyse.profile.records_lookup), a Regressed or
+    Faster row's window says which ops moved."""
     if not series:
         return []
     newest_run = max(s.last_seen for s in series.values())
@@ -107,6 +114,7 @@ def build_rows(series: Mapping[SeriesKey, Series], trends: Trends, marks: tuple[
             watch=watched(values, trends) if a.status == "Watch" else None,
             delta_off=off, host=_host_shift(s, a, values, off),
             origin=origins.get(key) if a.change is not None else None, mark=mark,
+            ops=window_diff(s, a.change, profiles) if a.status in ("Regressed", "Faster") else None,
         ))
     return _with_ratio_status(rows)
 
@@ -239,4 +247,5 @@ def _row_json(r: Row) -> dict[str, Any]:
         "delta_off": r.delta_off, "host": r.host, "ratio_status": r.ratio_status,
         "origin": r.origin.to_json() if r.origin is not None else None,
         "mark": dataclasses.asdict(r.mark) if r.mark is not None else None,
+        "ops": r.ops.to_json() if r.ops is not None else None,
     }

@@ -113,6 +113,9 @@ RESULT: Mapping[str, tuple[Check, str]] = {
     "repeat_windows": (_spans, "a list of [start, end] in unix seconds"),
     "sync": (lambda v: isinstance(v, dict), 'an object {"waits", "alone", "waited_seconds"}'),
     "native": (lambda v: isinstance(v, dict), 'an object with ratio, or error {"kind", "message"}, or unavailable'),
+    # since 2026-12-07: one profiled call's summary (bench/measure/profiling.py, docs/profiles.md)
+    "profile": (lambda v: isinstance(v, dict), 'an object: a summary with "ops", {"unavailable": str} '
+                                               'or {"error": {"kind": str, "message": str}}'),
 }
 WORKER: Mapping[str, tuple[Check, str]] = {
     "value": (_optional(_number()), f"{NUMBER}, or null"),
@@ -149,6 +152,30 @@ MEMORY: Mapping[str, tuple[Check, str]] = {
 ENERGY: Mapping[str, tuple[Check, str]] = {
     "joules_per_1000_samples": (_number(), NUMBER),
     "unavailable": (_reasons, "a string (the reason) or an object of strings {source: reason}"),
+}
+
+
+
+def _names(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+
+def _op_columns(v: Any) -> bool:
+    """{"name": [str], "ms": [number], "calls": [number]}, the three of one length."""
+    return (isinstance(v, dict) and _names(v.get("name")) and _numbers(v.get("ms")) and _numbers(v.get("calls"))
+            and len(v["name"]) == len(v["ms"]) == len(v["calls"]))
+
+
+PROFILE: Mapping[str, tuple[Check, str]] = {
+    "profiler": (_string, "a string"),
+    "steps": (_integer(1), "an integer >= 1"),
+    **{k: (_number(), NUMBER) for k in ("wall_ms", "device_ms", "host_ms", "other_ms", "seconds")},
+    **{k: (_optional(_integer(0)), f"{INTEGER}, or null") for k in ("compiles", "retraces")},
+    "ops": (_op_columns, '{"name": [str], "ms": [number], "calls": [number]}, three lists of one length'),
+    "other_ops": (_names, "a list of strings"),
+    "unavailable": (_string, "a string (the reason)"),
+    "error": (lambda v: isinstance(v, dict) and _string(v.get("kind")) and _string(v.get("message")),
+              'an object {"kind": str, "message": str}'),
 }
 
 # bench run --reference (bench/measure/reference.py): the reference build's
@@ -216,7 +243,7 @@ def _result(r: Mapping[str, Any], where: str) -> str | None:
     if found:
         return found
     for name, spec in (("latency", LATENCY), ("memory", MEMORY), ("energy", ENERGY), ("reference", REFERENCE),
-                       ("native", NATIVE)):
+                       ("native", NATIVE), ("profile", PROFILE)):
         if name in r:
             found = _fields(r[name], spec, f"{where}.{name}")
             if found:

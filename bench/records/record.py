@@ -265,12 +265,16 @@ class RunRecord:
     # -- storage -------------------------------------------------------
     def relpath(self) -> str:
         """runs/YYYY/MM/DD/<backend>--<device>--<run id>-<attempt>.json (docs/DESIGN.md)."""
-        t = self.started_at
-        name = f"{safe(self.backend)}--{safe(self.device)}--{safe(self.run_id)}-{self.attempt}.json"
-        return f"runs/{t:%Y/%m/%d}/{name}"
+        return relpath_of(self.backend, self.device, self.run_id, self.attempt, self.started_at)
 
     def to_json(self) -> str:
         return dumps(self.data)
+
+
+def relpath_of(backend: str, device: str, run_id: str, attempt: int, started_at: datetime) -> str:
+    """Where a record lies under the data folder (RunRecord.relpath; a point's record from its fields)."""
+    name = f"{safe(backend)}--{safe(device)}--{safe(run_id)}-{attempt}.json"
+    return f"runs/{started_at:%Y/%m/%d}/{name}"
 
 
 def safe(label: str) -> str:

@@ -2,7 +2,7 @@
 one JSON line per record, one file per month (docs/scale.md).
 
 DATA/summary/
-  coverage.json   {"format": 1, "count": N, "hash": H, "months": {"YYYY-MM": {"count": n, "hash": h}}}
+  coverage.json   {"format": 2, "count": N, "hash": H, "months": {"YYYY-MM": {"count": n, "hash": h}}}
   YYYY-MM.jsonl   one line per record file of runs/YYYY/MM/ (sorted keys):
                     "path"  the record's path under DATA (runs/YYYY/MM/DD/<name>.json)
                   and either "skipped": the one line that names why the file is not a
@@ -24,6 +24,11 @@ where months left out are trusted. Anything else is stale: the reader says
 so in one line and reads the records.
 
 Format history: 1 (2026-12): as above.
+  2 (2026-12-07): a line's states (envsummary's fields) hold the record's OS
+    (environment.os), so a device change can name an OS update
+    (bench.analyse.triangulate). A format-1 summary reads as stale (its
+    states lack the OS, so the first line written with it would read as an
+    OS change); the readers use the records until `bench summary` rebuilds it.
 """
 
 from __future__ import annotations
@@ -42,7 +47,7 @@ from bench.records.history import json_files
 
 FOLDER = "summary"
 COVERAGE = "coverage.json"
-FORMAT = 1
+FORMAT = 2
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,9 @@ backend's name:
                             (bench/measure/native.py: the model in native terms
                             in, an object with data/load/weights/fit/predict
                             out), or native.Unsupported(reason) where there is none
+  profile(call)             run call() once under the backend's own profiler:
+                            a bench.measure.profiling.Reading, or
+                            {"unavailable": reason} where it has none
 
 `versions()` reads package metadata only, so the parent process can fill in
 the environment even when the backend cannot be imported.
@@ -65,7 +68,7 @@ def omp_threads(n: int) -> dict:
 
 
 INTERFACE = ("NAME", "supports", "prepare", "sync", "versions", "device_info", "device_peak_bytes",
-             "reset_device_peak", "native")
+             "reset_device_peak", "native", "profile")
 
 
 def get(keras_backend: str) -> ModuleType:

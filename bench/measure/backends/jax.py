@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bench.measure.backends import installed_versions, omp_threads, threads
 from bench.measure.telemetry.nvml import cuda_version
 
@@ -167,3 +169,98 @@ class _Native:
         rows = len(x) if steps is None else steps * bs
         params = self.state[0]
         return np.concatenate([np.asarray(self._forward(params, x[i:i + bs])) for i in range(0, rows, bs)])
+
+
+# -- profile (bench/measure/profiling.py) ---------------------------------------
+
+_COUNTS: dict[str, int] = {}  # jax.monitoring's compile events in this process, by name
+_TRACE_EVENT = "/jax/core/compile/jaxpr_trace_duration"      # a function traced (again)
+_COMPILE_EVENT = "/jax/core/compile/backend_compile_duration"  # XLA compiled one
+
+
+def _count_compiles() -> None:
+    import jax
+
+    if not _COUNTS:
+        _COUNTS["listening"] = 1
+        jax.monitoring.register_event_duration_secs_listener(
+            lambda event, duration, **kw: _COUNTS.__setitem__(event, _COUNTS.get(event, 0) + 1))
+
+
+def profile(call):
+    """jax.profiler over one call: a trace to a temporary folder, read back with
+    jax.profiler.ProfileData (no TensorBoard needed). The ops are the events
+    that name an XLA op (the `hlo_op` stat): on a GPU those of the device
+    planes, on a CPU the thunks XLA runs on its host threads. An op's
+    instances (`fusion.3`, `fusion.12`) count as one op, `fusion`: XLA numbers
+    them per compile, and a diff across nights matches names.
+    Python tracing stays off (python_tracer_level 0): it would time Keras's
+    Python, not the ops, and slow the call down."""
+    import glob
+    import tempfile
+    import time
+
+    import jax
+
+    from bench.measure.profiling import Reading
+
+    _count_compiles()
+    before = dict(_COUNTS)
+    options = jax.profiler.ProfileOptions()
+    options.python_tracer_level = 0
+    with tempfile.TemporaryDirectory(prefix="bench-jax-profile-") as folder:
+        jax.profiler.start_trace(folder, profiler_options=options)
+        try:
+            t0 = time.perf_counter_ns()
+            call()
+            wall = time.perf_counter_ns() - t0
+        finally:
+            jax.profiler.stop_trace()
+        found = glob.glob(f"{folder}/**/*.xplane.pb", recursive=True)
+        if not found:
+            return {"unavailable": "jax.profiler wrote no .xplane.pb trace"}
+        data = jax.profiler.ProfileData.from_file(found[0])
+    ops, spans = _xla_ops(data)
+    return Reading("jax.profiler", ops, _busy(spans), wall,
+                   _COUNTS.get(_COMPILE_EVENT, 0) - before.get(_COMPILE_EVENT, 0),
+                   _COUNTS.get(_TRACE_EVENT, 0) - before.get(_TRACE_EVENT, 0))
+
+
+_INSTANCE = re.compile(r"\.\d+$")
+
+
+def _op_name(hlo_op: str) -> str:
+    """'fusion.12' -> 'fusion', 'copy.3' -> 'copy' (XLA's instance numbers dropped)."""
+    return _INSTANCE.sub("", hlo_op)
+
+
+def _xla_ops(data) -> tuple[dict, list]:
+    """({op: (ns, count)}, [(start_ns, end_ns)]) of the events naming an XLA op,
+    from the device planes when there are any, else from the host's."""
+    planes = list(data.planes)
+    device = [p for p in planes if p.name.startswith("/device:")]
+    ops: dict[str, tuple[int, int]] = {}
+    spans = []
+    for plane in device or planes:
+        for line in plane.lines:
+            for ev in line.events:
+                hlo = next((v for k, v in ev.stats if k == "hlo_op"), None)
+                if not isinstance(hlo, str):
+                    continue
+                ns, n = ops.get(_op_name(hlo), (0, 0))
+                ops[_op_name(hlo)] = (ns + int(ev.duration_ns), n + 1)
+                spans.append((ev.start_ns, ev.start_ns + ev.duration_ns))
+    return ops, spans
+
+
+def _busy(spans: list) -> int:
+    """Nanoseconds covered by at least one span (ops on parallel threads or streams count once)."""
+    total, end = 0, None
+    for s, e in sorted(spans):
+        if end is None or s > end:
+            total += e - s
+            end = e
+        elif e > end:
+            total += e - end
+            end = e
+    return int(total)

@@ -173,3 +173,11 @@ class _Native:
         mx, bs, x = self.mx, self.bs, data[0]
         rows = len(x) if steps is None else steps * bs
         return np.concatenate([np.array(self._forward(mx.array(x[i:i + bs]))) for i in range(0, rows, bs)])
+
+
+def profile(call) -> dict:
+    # What MLX offers (0.32): mx.metal.start_capture/stop_capture, a Metal GPU
+    # capture for Xcode's debugger (a .gputrace bundle, no CPU ops, not readable
+    # here). No op timings reach Python, so the record says why instead.
+    return {"unavailable": "MLX has no op-level profiler in Python (mx.metal.start_capture writes a "
+                           "Metal .gputrace for Xcode only)"}

@@ -44,3 +44,7 @@ def native(model):
 
     return Unsupported("the numpy backend has no native counterpart: Keras's numpy backend runs numpy "
                        "itself, without gradients (bench/measure/backends/numpy.py)")
+
+
+def profile(call) -> dict:
+    return {"unavailable": "NumPy has no profiler of its own (its ops are plain C calls)"}

@@ -66,3 +66,11 @@ def native(model):
 
     return Unsupported("no native OpenVINO model yet: OpenVINO has no training loop, and a native "
                        "predict graph is not written (bench/measure/backends/openvino.py)")
+
+
+def profile(call) -> dict:
+    # OpenVINO's per-op counters (PERF_COUNT, InferRequest.get_profiling_info)
+    # belong to a compiled model that Keras's openvino backend builds and keeps
+    # inside itself: not reachable through one shape for every backend yet.
+    return {"unavailable": "OpenVINO's per-op counters (PERF_COUNT) sit inside the compiled model Keras's "
+                           "backend keeps to itself; not read yet"}

@@ -57,3 +57,9 @@ def native(model):
 
     return Unsupported("no native TensorFlow model yet: issue 56 covers jax, torch and mlx "
                        "(bench/measure/backends/tensorflow.py)")
+
+
+def profile(call) -> dict:
+    # tf.profiler writes an XSpace trace like jax's, but reading it back needs
+    # the TensorBoard profile plugin, which the benchmark venv does not install.
+    return {"unavailable": "tf.profiler's trace needs the TensorBoard profile plugin to read; not installed"}

@@ -179,3 +179,48 @@ class _Native:
         rows = len(x) if steps is None else steps * bs
         with torch.no_grad():
             return np.concatenate([self.net(x[i:i + bs].to(self.device)).cpu().numpy() for i in range(0, rows, bs)])
+
+
+def profile(call):
+    """torch.profiler over one call, summed by op (key_averages): each op's
+    self time, on the GPU where torch runs on one (its kernels), else on the
+    CPU (Keras's torch backend runs eagerly: the aten ops run one after
+    another on the calling thread, so their self times add up without
+    overlap). Compiles and retraces: torch._dynamo's counters when Keras
+    compiled through it (jit_compile), else 0 (nothing compiled)."""
+    import time
+
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from bench.measure.profiling import Reading
+
+    gpu = torch.cuda.is_available()
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if gpu else [])
+    before = _dynamo_counts()
+    with torch_profile(activities=activities) as prof:
+        t0 = time.perf_counter_ns()
+        call()
+        if gpu:
+            torch.cuda.synchronize()
+        wall = time.perf_counter_ns() - t0
+    after = _dynamo_counts()
+    ops = {}
+    for e in prof.key_averages():
+        us = e.self_device_time_total if gpu else e.self_cpu_time_total
+        if us > 0:
+            ops[e.key] = (int(us * 1000), int(e.count))
+    return Reading("torch.profiler", ops, sum(ns for ns, _ in ops.values()), wall,
+                   after[0] - before[0], after[1] - before[1])
+
+
+def _dynamo_counts() -> tuple[int, int]:
+    """(graphs compiled, recompiles) so far; (0, 0) when torch._dynamo was never imported."""
+    import sys
+
+    dynamo = sys.modules.get("torch._dynamo.utils")
+    if dynamo is None:
+        return 0, 0
+    counters = dynamo.counters
+    return int(counters["stats"].get("unique_graphs", 0)), int(sum(counters["recompiles"].values()))
