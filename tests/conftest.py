@@ -46,6 +46,16 @@ def gh(tmp_path) -> tuple[Path, dict]:
     return root, env
 
 
+@pytest.fixture
+def gh_here(tmp_path, monkeypatch) -> Path:
+    """A fake GitHub for commands run in this process: FAKE_GH_ROOT and PATH
+    set here (tests/fake_gh.py); its root, where the issues and calls land."""
+    root, bindir = fake_gh(tmp_path)
+    monkeypatch.setenv("FAKE_GH_ROOT", str(root))
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    return root
+
+
 @pytest.fixture(autouse=True)
 def _own_machine_lock(tmp_path_factory, monkeypatch):
     """Each test its own machine lock (bench/measure/lock.py, $BENCH_LOCK): a

@@ -3,14 +3,13 @@
 profile of each form and refuses a malformed one in one line."""
 
 import json
-import os
 from datetime import timedelta
 
 import pytest
 
 from bench import cli
 from bench.records.record import RecordError, RunRecord
-from tests.helpers import T0, fake_gh, make_record, ok, write_data
+from tests.helpers import T0, make_record, ok, write_data
 
 FLAT = [1000.0, 1010.0, 995.0, 1005.0, 990.0] * 4
 STEP = FLAT + [850.0, 855.0, 848.0, 852.0, 849.0]
@@ -65,18 +64,10 @@ def test_without_profiles_nothing_is_named_and_nothing_breaks(tmp_path, capsys):
     assert "which ops moved" not in capsys.readouterr().out
 
 
-@pytest.fixture
-def gh(tmp_path, monkeypatch):
-    root, bindir = fake_gh(tmp_path)
-    monkeypatch.setenv("FAKE_GH_ROOT", str(root))
-    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
-    return root
-
-
-def test_the_alert_issue_names_the_ops_that_moved(tmp_path, gh, capsys):
+def test_the_alert_issue_names_the_ops_that_moved(tmp_path, gh_here, capsys):
     data = history(tmp_path)
     assert cli.main(["alert", "--data", str(data), "--repo", "o/r"]) == 0
-    [issue] = [json.loads(f.read_text()) for f in (gh / "issues").glob("*.json")]
+    [issue] = [json.loads(f.read_text()) for f in (gh_here / "issues").glob("*.json")]
     line = next(x for x in issue["body"].splitlines() if x.startswith("- which ops moved"))
     assert line.replace("\\", "") == f"- which ops moved (last nightly before → first after, per step): {MOVED}"
 
