@@ -6,6 +6,7 @@ does a per-step slowdown injected into Keras move it by that much?
     .venv/bin/python studies/bench_native.py --runs 5 --keep .local/native          # 5 invocations
     .venv/bin/python studies/bench_native.py --runs 5 --inject 0.03 --inject-runs 1 --keep .local/native
     .venv/bin/python studies/bench_native.py --from .local/native                   # the report again
+    .venv/bin/python studies/bench_native.py --from .local/native --replay           # ... and the status
     # vs-native beside vs-ref, from the same invocations (the nightly's local-cpu set-up):
     .venv/bin/python studies/bench_native.py --runs 5 --models mlp --reference REF/bin/python --keep .local/native-ref
 
@@ -27,6 +28,13 @@ Prints, per (backend, model, mode), each clean invocation's samples/s,
 vs-native ratio and (with a reference) vs-ref ratio, their spread (the largest distance of one invocation from
 their median, %), the injected invocations' move against the clean median,
 and the native phase's cost: its seconds over the workers' whole seconds.
+--replay then takes each vs-native series' points as nights, the clean
+invocations first and the injected ones after them (each record re-dated to
+one night of its own, in that order; the records themselves are not
+touched), and prints what the status rule (bench.analyse.trends.assess, with
+benchmarks.yaml's trends) calls after each night: the injected nights are a
+step whose size is known only from how they were built.
+
 Not a test: the numbers depend on the machine and what else it runs.
 """
 
@@ -124,6 +132,41 @@ def report(keep: Path) -> None:
               f"the nightly would take {native_s / max(worker_s - native_s, 1):.0%} longer for these benchmarks)")
 
 
+def replay(keep: Path) -> None:
+    """The status after each night of clean-then-injected invocations (see the module doc)."""
+    from dataclasses import replace
+    from datetime import date, datetime, time, timedelta, timezone
+
+    from bench import config
+    from bench.analyse.series import native_series
+    from bench.analyse.trends import assess
+    from bench.records.record import load
+
+    def records(folder: Path):
+        return [r for r in map(load, sorted(folder.rglob("*.json")))
+                if (r.data.get("run", {}).get("ab") or {}).get("side") != "a"]
+
+    nights = [(p.name, records(p)) for p in sorted(keep.glob("run-*"))] + \
+             [(p.name, records(p)) for p in sorted(keep.glob("inject-*"))]
+    trends = config.load().trends
+    by_key: dict = {}
+    first = date(2026, 1, 1)
+    for i, (name, recs) in enumerate(nights):
+        for key, series in native_series(recs).items():
+            day = first + timedelta(days=i)
+            at = datetime.combine(day, time(2), timezone.utc)
+            by_key.setdefault(key, []).append((name, replace(series.points[-1], day=day, started_at=at), series))
+    print("\nthe status rule, night by night (clean invocations, then the injected ones):")
+    for key, rows in sorted(by_key.items()):
+        print(f"  {'/'.join(key)}")
+        for n in range(1, len(rows) + 1):
+            name, point, series = rows[n - 1]
+            grown = replace(series, points=tuple(p for _, p, _ in rows[:n]), failures=(), skipped=(),
+                            last_seen=point.started_at)
+            a = assess(grown, point.started_at, trends)
+            print(f"    night {n} {name:<16} {point.value:.4f}  {a.status}")
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=5)
@@ -136,9 +179,13 @@ def main() -> int:
                    help="run each invocation beside this reference build's python (bench run --reference)")
     p.add_argument("--keep", default=None, help="folder for the records (default: a temporary one)")
     p.add_argument("--from", dest="source", default=None, help="report on a kept folder; run nothing")
+    p.add_argument("--replay", action="store_true",
+                   help="also replay the vs-native series night by night through the status rule")
     a = p.parse_args()
     if a.source:
         report(Path(a.source))
+        if a.replay:
+            replay(Path(a.source))
         return 0
     keep = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench-native-"))
     # the injected invocations early, between clean ones, so a set cut short still has them

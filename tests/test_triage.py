@@ -14,14 +14,14 @@ import pytest
 from bench import cli
 from bench.records import triage
 from tests.helpers import T0, write_data
-from tests.test_alert import STEP, gh, recs  # noqa: F401  (gh: the fake-gh fixture, shared)
+from tests.test_alert import STEP, recs
 
 SERIES = "jax/local-cpu/b/train"
 NIGHT = (T0 + timedelta(days=20)).date().isoformat()
 
 
 @pytest.fixture
-def alerted(tmp_path, gh, capsys):
+def alerted(tmp_path, gh_here, capsys):
     """A Regressed series whose alert issue #1 is open."""
     data = write_data(recs("b", STEP), tmp_path / "data")
     assert cli.main(["alert", "--data", str(data), "--repo", "o/r"]) == 0
@@ -42,9 +42,9 @@ def report(data, capsys, fmt="markdown"):
     return capsys.readouterr().out
 
 
-def test_an_invalid_change_stops_counting_and_the_note_says_why(alerted, gh, capsys):
+def test_an_invalid_change_stops_counting_and_the_note_says_why(alerted, gh_here, capsys):
     assert "▼ Regressed" in report(alerted, capsys)
-    label(gh, 1, "invalid")
+    label(gh_here, 1, "invalid")
     assert cli.main(["triage", "--data", str(alerted), "--repo", "o/r"]) == 0
     [mark] = triage.load(alerted)
     assert (mark.series, mark.night, mark.mark, mark.issue) == (SERIES, NIGHT, "invalid", 1)
@@ -57,10 +57,10 @@ def test_an_invalid_change_stops_counting_and_the_note_says_why(alerted, gh, cap
     assert "open:" not in capsys.readouterr().out
 
 
-def test_an_acknowledged_change_keeps_its_status_and_shows_the_link(alerted, gh, capsys, tmp_path):
-    label(gh, 1, "acknowledged")
-    (gh / "comments").mkdir(exist_ok=True)
-    (gh / "comments" / "1.json").write_text(json.dumps([
+def test_an_acknowledged_change_keeps_its_status_and_shows_the_link(alerted, gh_here, capsys, tmp_path):
+    label(gh_here, 1, "acknowledged")
+    (gh_here / "comments").mkdir(exist_ok=True)
+    (gh_here / "comments" / "1.json").write_text(json.dumps([
         {"id": 1, "body": "Expected: see https://github.com/keras-team/keras/pull/123.", "user": {"login": "dev"},
          "author_association": "MEMBER"},
         {"id": 2, "body": "Not so: https://evil.example/x", "user": {"login": "someone"},
@@ -79,8 +79,8 @@ def test_an_acknowledged_change_keeps_its_status_and_shows_the_link(alerted, gh,
     assert "acknowledged (expected) #1 https://github.com/keras-team/keras/pull/123" in entry["note"]
 
 
-def test_a_fixed_issue_is_read_when_closed(alerted, gh, capsys):
-    label(gh, 1, "fixed", state="closed")
+def test_a_fixed_issue_is_read_when_closed(alerted, gh_here, capsys):
+    label(gh_here, 1, "fixed", state="closed")
     assert cli.main(["triage", "--data", str(alerted), "--repo", "o/r"]) == 0
     assert [m.mark for m in triage.load(alerted)] == ["fixed"]
     assert "| ▼ Regressed | -15.0%" in (table := report(alerted, capsys)) and "; marked fixed \\#\u200b1" in table
@@ -112,7 +112,7 @@ def test_a_broken_file_or_mark_is_one_line_and_loses_nothing(tmp_path, capsys):
     assert path.read_text() == before
 
 
-def test_github_unreachable_leaves_the_file_as_it_was(alerted, gh, capsys, monkeypatch):
+def test_github_unreachable_leaves_the_file_as_it_was(alerted, gh_here, capsys, monkeypatch):
     triage.write(alerted, [triage.Mark(SERIES, NIGHT, "fixed", 1)])
     before = (alerted / triage.FILE).read_text()
     monkeypatch.setenv("FAKE_GH_FAIL", "issues")
