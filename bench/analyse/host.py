@@ -118,15 +118,38 @@ def night_shifts(points: Sequence[Any], *, before: int) -> list[float | None]:
     """Each night's shift against the comparable nights before it (`bench show`):
     `shift(readings(points, i), i, i + 1)` for every i, the readings made once
     per kind of night rather than once per night."""
-    kinds, by_kind = _by_kind(points)
+    return shifts_by_night([p.protocol for p in points], [p.env for p in points],
+                           [p.host_basis for p in points], [p.host for p in points], before=before)
+
+
+def shifts_by_night(protocols: Sequence[str], envs: Sequence[Iterable[tuple[str, str]]],
+                    bases: Sequence[str | None], hosts: Sequence[float | None], *,
+                    before: int) -> list[float | None]:
+    """night_shifts of a series' points given as columns (series.Columns'
+    protocols, envs, bases, hosts). A series without a reading has no shift:
+    every night None, with no kind worked out."""
+    if not any(hosts):
+        return [None] * len(hosts)
+    kinds, by_kind = _kinds(protocols, envs, bases, hosts)
     return [shift(by_kind[k], i, i + 1, before=before) for i, k in enumerate(kinds)]
 
 
 def _by_kind(points: Sequence[Any]) -> tuple[list, dict[tuple, list[float | None]]]:
     """Each point's kind (protocol, numpy), and per kind the readings with the
     other kinds' nights as None."""
-    kinds = [kind(p.protocol, p.env, p.host_basis) for p in points]
-    return kinds, {k: [p.host if pk == k else None for p, pk in zip(points, kinds)] for k in set(kinds)}
+    return _kinds([p.protocol for p in points], [p.env for p in points], [p.host_basis for p in points],
+                  [p.host for p in points])
+
+
+def _kinds(protocols, envs, bases, hosts) -> tuple[list, dict[tuple, list[float | None]]]:
+    numpy: dict[int, str | None] = {}  # by the env's id: a record's points share one (`envs` keeps them alive)
+    kinds = []
+    for protocol, env, by in zip(protocols, envs, bases):
+        n = numpy.get(id(env), numpy)
+        if n is numpy:
+            n = numpy[id(env)] = dict(env).get("numpy")
+        kinds.append((protocol, n, by))  # kind()
+    return kinds, {k: [h if pk == k else None for h, pk in zip(hosts, kinds)] for k in set(kinds)}
 
 
 def kind(protocol: str, env: Iterable[tuple[str, str]], by: str | None) -> tuple[str, str | None, str | None]:

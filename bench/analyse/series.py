@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from operator import attrgetter
 from datetime import date, datetime
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Callable, Iterable, Iterator, NamedTuple, Sequence
 
 from bench.analyse import envsummary, host
 from bench.records.extensions import reference_side
@@ -79,16 +79,18 @@ class Points(Sequence):
     """A series' points, oldest first, each made when first asked for (then
     kept): a ten-year series read from the summary has 3,650, and the status
     reads a few dozen of them. `values` and `protocols` are the points' own,
-    as lists, for the readers that want every one (Series.values, protocol_start).
+    as lists, for the readers that want every one (Series.values, protocol_start);
+    `columns`, when given, makes the points' Columns without a Point (columns()).
     Immutable, and equal to the tuple of the same points."""
 
-    __slots__ = ("_make", "_made", "values", "protocols")
+    __slots__ = ("_make", "_made", "values", "protocols", "_columns")
 
-    def __init__(self, make: Callable[[int], Point], values: list[float], protocols: list[str]):
+    def __init__(self, make: Callable[[int], Point], values: list[float], protocols: list[str],
+                 columns: Callable[[], "Columns"] | None = None):
         if len(values) != len(protocols):
             raise ValueError(f"Points: {len(values)} values, {len(protocols)} protocols; expected as many")
         self._make, self._made = make, [None] * len(values)
-        self.values, self.protocols = values, protocols
+        self.values, self.protocols, self._columns = values, protocols, columns
 
     def __len__(self) -> int:
         return len(self.values)
@@ -115,6 +117,39 @@ class Points(Sequence):
 
     def __hash__(self) -> int:
         return hash(tuple(self))
+
+
+class Columns(NamedTuple):
+    """A series' points as columns, oldest first: one list per field, for the
+    readers that want a field of every point (the site writes 361,000 points
+    at ten years x 100 series; making each as a Point cost it 1.8 s).
+    Equal lists, whether made from the points or, for a series read from the
+    summary, straight from its lines (summarised.py), with the objects shared
+    where a record's points share them (a run, an environment)."""
+    days: list[date]
+    values: list[float]
+    # Each point's run: (started_at, attempt, run_id, keras_version or "",
+    # url or ""); ascending is oldest first, as newness() orders runs.
+    runs: list[tuple]
+    states: list[tuple]       # Point.state
+    envs: list[tuple]         # Point.env
+    hosts: list[float | None]  # Point.host
+    bases: list[str | None]    # Point.host_basis
+    protocols: list[str]       # Point.protocol
+
+
+def run_of(x) -> tuple:
+    """A point's or failure's run as Columns.runs holds it."""
+    return (x.started_at, x.attempt, x.run_id, x.keras_version or "", x.url or "")
+
+
+def columns(points: Sequence[Point]) -> Columns:
+    """The points' Columns: without a Point where `points` can make them so (Points from the summary)."""
+    if isinstance(points, Points) and points._columns is not None:
+        return points._columns()
+    return Columns([p.day for p in points], [p.value for p in points], [run_of(p) for p in points],
+                   [p.state for p in points], [p.env for p in points], [p.host for p in points],
+                   [p.host_basis for p in points], [p.protocol for p in points])
 
 
 def protocol_start(points: Sequence[Point]) -> int:

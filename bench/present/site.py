@@ -69,13 +69,13 @@ import os
 import re
 import shutil
 import tempfile
-from dataclasses import replace
+from itertools import chain
+from dataclasses import dataclass
 from datetime import date, datetime
 from importlib import resources
 from pathlib import Path
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from bench.records.newest import newness
 from bench.errors import BenchError
 from bench.present import palette
 from bench.records.record import format_time, safe
@@ -84,7 +84,7 @@ from bench.present.table import Row, rows_to_json
 from bench.analyse import host
 from bench.analyse.envsummary import CHANGES
 from bench.analyse.summarised import quartiles
-from bench.analyse.series import Point, Series, SeriesKey, in_table, metric_group
+from bench.analyse.series import Columns, Point, Series, SeriesKey, columns, in_table, metric_group, run_of
 from bench.analyse.trends import BASELINE
 
 FORMAT = 2
@@ -119,7 +119,7 @@ def _day(d: date) -> int:
 
 def _deltas(xs: Sequence[int]) -> list[int]:
     # Nightly days and run indices mostly step by 1: "1," is cheaper than "20423,".
-    return [x - (xs[i - 1] if i else 0) for i, x in enumerate(xs)]
+    return [x - before for before, x in zip(chain((0,), xs), xs)]
 
 
 def _round(v: float) -> float:
@@ -130,7 +130,8 @@ def _round(v: float) -> float:
 def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
                generated_at: datetime, plots: Mapping[SeriesKey, str] | None = None,
                repository: str | None = None, nights: int | None = None,
-               shifts: Mapping[SeriesKey, list] | None = None) -> dict:
+               shifts: Mapping[SeriesKey, list] | None = None,
+               cols: Mapping[SeriesKey, Columns] | None = None) -> dict:
     """The dashboard's data (format in the module docstring); pure.
 
     `rows` are build_rows(series, ...) in table order; `plots` maps a series
@@ -138,12 +139,13 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
     when it is a run of `repository` (run_url). `nights`: each series keeps
     only its newest this many points (the overview; `history` names the file
     with all of them); None keeps every point. `shifts`: host_shifts(series),
-    when the caller has them already.
+    `cols`: each series' columns(points), when the caller has them already.
     """
-    shifts = shifts if shifts is not None else host_shifts(series)
-    tails = {k: _tail(s, nights) for k, s in series.items()}
-    runs = _run_table(tails)
-    envs = _env_table(tails)
+    cols = cols if cols is not None else series_columns(series)
+    shifts = shifts if shifts is not None else host_shifts(series, cols)
+    tails = {k: _tail(s, cols[k], nights) for k, s in series.items()}
+    runs = _run_table(tails.values())
+    envs = _env_table(tails.values())
     newest = max((s.last_seen for s in series.values()), default=None)
     return {
         "format": FORMAT,
@@ -159,21 +161,39 @@ def site_index(series: Mapping[SeriesKey, Series], rows: Sequence[Row], *,
     }
 
 
-def host_shifts(series: Mapping[SeriesKey, Series]) -> dict[SeriesKey, list]:
+def series_columns(series: Mapping[SeriesKey, Series]) -> dict[SeriesKey, Columns]:
+    """Each series' points as columns (series.columns): what the site reads of them."""
+    return {k: columns(s.points) for k, s in series.items()}
+
+
+def host_shifts(series: Mapping[SeriesKey, Series],
+                cols: Mapping[SeriesKey, Columns] | None = None) -> dict[SeriesKey, list]:
     """Each series' night-by-night host shifts (host.night_shifts, as `bench show`)."""
-    return {k: host.night_shifts(s.points, before=BASELINE) for k, s in series.items()}
+    cols = cols if cols is not None else series_columns(series)
+    return {k: host.shifts_by_night(c.protocols, c.envs, c.bases, c.hosts, before=BASELINE)
+            for k, c in ((k, cols[k]) for k in series)}
 
 
 def _runs_json(runs: Mapping[tuple, int], repository: str | None) -> list:
     return [[ref[2], ref[1], ref[3] or None, run_url(ref[-1], repository)] for ref in runs]
 
 
-def _tail(s: Series, nights: int | None) -> Series:
+@dataclass(frozen=True)
+class _Tail:
+    """A series' newest points (all of them, or the overview's): its columns
+    from `start` on, and its failures from the first of those points' night on."""
+    cols: Columns
+    start: int
+    failures: tuple
+
+
+def _tail(s: Series, cols: Columns, nights: int | None) -> _Tail:
     """`s` with its newest `nights` points and the failures from the first of them on."""
-    if nights is None or len(s.points) <= nights:
-        return s
-    first = s.points[-nights].day
-    return replace(s, points=s.points[-nights:], failures=tuple(f for f in s.failures if f.started_at.date() >= first))
+    n = len(cols.days)
+    if nights is None or n <= nights:
+        return _Tail(cols, 0, s.failures)
+    first = cols.days[n - nights]
+    return _Tail(cols, n - nights, tuple(f for f in s.failures if f.started_at.date() >= first))
 
 
 def history_name(key: SeriesKey) -> str:
@@ -181,26 +201,25 @@ def history_name(key: SeriesKey) -> str:
     return "data/series/" + "--".join(safe(part) for part in key) + ".js"
 
 
-def series_history(s: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int], shifts: list) -> dict:
+def series_history(s: Series, runs: _Table, envs: _Table, shifts: list,
+                   cols: Columns | None = None) -> dict:
     """A series' every point and failure, indexed into the site's one table of
     runs and of environments (history_tables): a night's run is shared by every
     series of that night, so one table, not one per series."""
-    return _arrays(s, runs, envs, shifts)
+    return _arrays(_Tail(cols if cols is not None else columns(s.points), 0, s.failures), runs, envs, shifts)
 
 
-def history_tables(series: Mapping[SeriesKey, Series], repository: str | None = None) -> tuple[dict, dict, dict]:
+def history_tables(series: Mapping[SeriesKey, Series], repository: str | None = None,
+                   cols: Mapping[SeriesKey, Columns] | None = None) -> tuple[_Table, _Table, dict]:
     """(runs, envs, their JSON): every run and environment of every point, for data/tables.js."""
-    runs, envs = _run_table(series), _env_table(series)
+    cols = cols if cols is not None else series_columns(series)
+    whole = [_Tail(cols[k], 0, s.failures) for k, s in series.items()]
+    runs, envs = _run_table(whole), _env_table(whole)
     return runs, envs, {"runs": _runs_json(runs, repository), "envs": [dict(state) for state in envs]}
 
 
 def _key(row: Row) -> SeriesKey:
     return (row.backend, row.device, row.model, row.mode)
-
-
-def _run_ref(x) -> tuple:
-    # Points and failures share these fields; sorting them keeps indices in time order.
-    return (*newness(x), x.run_id, x.keras_version or "", x.url or "")
 
 
 def run_url(url: str | None, repository: str | None) -> str | None:
@@ -214,16 +233,33 @@ def run_url(url: str | None, repository: str | None) -> str | None:
     return url
 
 
-def _run_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
-    """Every run any point or failure came from -> its index, oldest first."""
-    refs = {_run_ref(x) for s in series.values() for x in (*s.points, *s.failures)}
-    return {ref: i for i, ref in enumerate(sorted(refs))}
+class _Table(dict):
+    """A table of distinct items -> index, sorted, and `by_id`: the index by
+    the id of each object the table was made from. A record's run and
+    environment are one object shared by its points (series.Columns), so
+    365,000 points hash 91,000 tuples and are then looked up by id."""
+
+    def __init__(self, lists: Iterable[Sequence], more: Iterable = ()):
+        objects = {id(x): x for xs in lists for x in xs}
+        super().__init__((x, i) for i, x in enumerate(sorted(set(objects.values()) | set(more))))
+        self.by_id = {i: self[x] for i, x in objects.items()}
+
+    def indices(self, xs: Sequence) -> list[int]:
+        """The index of each of `xs`, objects the table was made from."""
+        by_id = self.by_id
+        return [by_id[id(x)] for x in xs]
 
 
-def _env_table(series: Mapping[SeriesKey, Series]) -> dict[tuple, int]:
+def _run_table(tails: Iterable[_Tail]) -> _Table:
+    """Every run any point or failure came from -> its index, oldest first
+    (series.run_of: sorting them keeps indices in time order)."""
+    tails = list(tails)
+    return _Table([t.cols.runs[t.start:] for t in tails], {run_of(f) for t in tails for f in t.failures})
+
+
+def _env_table(tails: Iterable[_Tail]) -> _Table:
     """Every distinct point environment -> its index (one per record, shared by its series)."""
-    states = sorted({p.state for s in series.values() for p in s.points})
-    return {state: i for i, state in enumerate(states)}
+    return _Table(t.cols.states[t.start:] for t in tails)
 
 
 def _quartiles(p: Point) -> tuple[float, float, float] | None:
@@ -242,8 +278,8 @@ def _spread(q: tuple[float, float, float] | None) -> dict:
     return {"spread": round((q3 - q1) / mid, 6) if mid > 0 else None, "iqr": [_round(q1), _round(q3)]}
 
 
-def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, int], plot: str | None,
-           envs: Mapping[tuple, int] | None, shifts: list) -> dict:
+def _entry(row: Row, data: dict, s: Series, tail: _Tail, runs: _Table, plot: str | None,
+           envs: _Table | None, shifts: list) -> dict:
     text = cells(row)
     entry = {k: v for k, v in data.items() if k != "last_failure"}  # `failures` has it, cut to size
     entry.update({
@@ -255,7 +291,7 @@ def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, i
         "better": s.better,
         **_arrays(tail, runs, envs, shifts),
         "nights": len(s.points),
-        "history": history_name(s.key) if len(tail.points) < len(s.points) else None,
+        "history": history_name(s.key) if tail.start > 0 else None,
         "failures_total": len(s.failures),
         "skipped": len(s.skipped),
         "change": _change(row, s),
@@ -266,18 +302,18 @@ def _entry(row: Row, data: dict, s: Series, tail: Series, runs: Mapping[tuple, i
     return entry
 
 
-def _arrays(tail: Series, runs: Mapping[tuple, int], envs: Mapping[tuple, int] | None, shifts: list) -> dict:
+def _arrays(tail: _Tail, runs: _Table, envs: _Table | None, shifts: list) -> dict:
     """The points and failures of `tail` (a series' newest points, or all of
     them), indexed into `runs` and `envs`; `shifts`: the whole series' host shifts."""
-    n = len(tail.points)
+    c, i = tail.cols, tail.start
     return {
-        "days": _deltas([_day(p.day) for p in tail.points]),
-        "values": [_round(p.value) for p in tail.points],
-        "run": _deltas([runs[_run_ref(p)] for p in tail.points]),
-        "failures": [[_day(f.started_at.date()), runs[_run_ref(f)], f.kind, _cut(f.message)]
+        "days": _deltas([d.toordinal() - _EPOCH for d in c.days[i:]]),
+        "values": [_round(v) for v in c.values[i:]],
+        "run": _deltas(runs.indices(c.runs[i:])),
+        "failures": [[_day(f.started_at.date()), runs[run_of(f)], f.kind, _cut(f.message)]
                      for f in tail.failures],
-        "env": _deltas([envs[p.state] for p in tail.points]) if envs is not None else [],
-        "host": _tenths(shifts[len(shifts) - n:] if n else []),
+        "env": _deltas(envs.indices(c.states[i:])) if envs is not None else [],
+        "host": _tenths(shifts[i:]),
     }
 
 
@@ -319,9 +355,10 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
                         ignore=shutil.ignore_patterns("__pycache__", ".*"))
         (stage / ".nojekyll").write_text("")  # Pages serves files as they are
         plot_paths = _write_plots(stage / "plots", series, rows, warn) if plots else {}
-        shifts = host_shifts(series)
+        cols = series_columns(series)
+        shifts = host_shifts(series, cols)
         index = site_index(series, rows, generated_at=generated_at, plots=plot_paths, repository=repository,
-                           nights=OVERVIEW_NIGHTS, shifts=shifts)
+                           nights=OVERVIEW_NIGHTS, shifts=shifts, cols=cols)
         data = stage / "data"
         data.mkdir(exist_ok=True)
         text = _json(index)
@@ -330,7 +367,7 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
         # not fetch(), but it may load a script beside it (app.js falls back to it).
         # Only the overview is written twice; each whole history once, below.
         (data / "index.js").write_text(f"window.BENCH_DATA = {text};\n", encoding="utf-8")
-        _write_histories(stage, index, series, repository, shifts)
+        _write_histories(stage, index, series, repository, shifts, cols)
         (stage / "palette.css").write_text(palette.css(), encoding="utf-8")
         # The README's table: the headline and vs-ref series (the other metric series are on the page).
         (data / "table.md").write_text(render_markdown([r for r in rows if in_table(r.mode)]),
@@ -347,20 +384,20 @@ def _json(data: dict) -> str:
 
 
 def _write_histories(stage: Path, index: dict, series: Mapping[SeriesKey, Series], repository: str | None,
-                     shifts: Mapping[SeriesKey, list]) -> None:
+                     shifts: Mapping[SeriesKey, list], cols: Mapping[SeriesKey, Columns]) -> None:
     """data/tables.js (every run and environment) and one data/series/*.js per
     series whose history is longer than the overview: scripts, so that they
     load over http and from disk (file://) alike."""
     longer = [e for e in index["series"] if e["history"]]
     if not longer:
         return
-    runs, envs, tables = history_tables(series, repository)
+    runs, envs, tables = history_tables(series, repository, cols)
     (stage / TABLES).write_text(f"window.BENCH_TABLES = {_json(tables)};\n", encoding="utf-8")
     (stage / "data" / "series").mkdir()
     for e in longer:
         s = series[(e["backend"], e["device"], e["model"], e["mode"])]
         (stage / e["history"]).write_text(f"(window.BENCH_SERIES = window.BENCH_SERIES || {{}})[{json.dumps(e['history'])}]"
-                                          f" = {_json(series_history(s, runs, envs, shifts[s.key]))};\n", encoding="utf-8")
+                                          f" = {_json(series_history(s, runs, envs, shifts[s.key], cols[s.key]))};\n", encoding="utf-8")
 
 
 def _write_plots(plot_dir: Path, series, rows, warn) -> dict[SeriesKey, str]:
