@@ -124,12 +124,18 @@ def read_lines(lines: Iterable[Mapping[str, Any]], source: str, latest: datetime
     the data folder as given; `latest`: now plus the publish gate's allowance."""
     kept, problems = [], []
     nights: dict[str, date] = {}  # a night's 25 records parse it once
+    times: dict[str, datetime] = {}  # and its run's start, mostly: one object, its hash worked out once
+    folder = f"{source.rstrip('/')}/" if source else ""
     for line in lines:
-        where = f"{source.rstrip('/')}/{line['path']}" if source else line["path"]
+        where = folder + line["path"]
         if "skipped" in line:
             problems.append(f"skipped {where}: {line['skipped']}")
             continue
-        t = parse_time(line["started_at"])
+        text = line["started_at"]
+        t = times.get(text) if isinstance(text, str) else None
+        if t is None:
+            t = parse_time(text)
+            times[text] = t
         night = nights.get(line["night"]) or nights.setdefault(line["night"], date.fromisoformat(line["night"]))
         if t > latest or night > latest.date():
             dated = line["night"] if line["run_night"] else line["started_at"]
@@ -279,10 +285,16 @@ class _Won:
         and each state as tuples, the host reading or None."""
         if self._fields is None:
             runs, envs, states, hosts = [], [], [], []
+            # Equal values as one object: a night's records share their run, most
+            # nights their environment, and the site indexes them by identity.
+            same: dict = {}
+            one = same.setdefault
             for t, line in self._lines:
-                runs.append((t, line["attempt"], line["run_id"], line["keras_version"] or "", line["url"] or ""))
-                envs.append(tuple(tuple(kv) for kv in line["env"]))
-                states.append([tuple(tuple(kv) for kv in state) for state in line["states"]])
+                run = (t, line["attempt"], line["run_id"], line["keras_version"] or "", line["url"] or "")
+                runs.append(one(run, run))
+                env = tuple(map(tuple, line["env"]))
+                envs.append(one(env, env))
+                states.append([one(x, x) for x in (tuple(map(tuple, state)) for state in line["states"])])
                 hosts.append(line["host"])
             self._fields = runs, envs, states, hosts
         return self._fields

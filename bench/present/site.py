@@ -69,7 +69,7 @@ import os
 import re
 import shutil
 import tempfile
-from itertools import chain
+from itertools import chain, repeat
 from dataclasses import dataclass
 from datetime import date, datetime
 from importlib import resources
@@ -196,6 +196,11 @@ def _tail(s: Series, cols: Columns, nights: int | None) -> _Tail:
     return _Tail(cols, n - nights, tuple(f for f in s.failures if f.started_at.date() >= first))
 
 
+def _rounded(values: Sequence[float]) -> list[float]:
+    """_round of each value (map: 361,000 values at ten years x 100 series, no Python loop)."""
+    return list(map(float, map(format, values, repeat(".6g", len(values)))))
+
+
 def history_name(key: SeriesKey) -> str:
     """The file a series' whole history goes to, relative to the site root."""
     return "data/series/" + "--".join(safe(part) for part in key) + ".js"
@@ -308,7 +313,7 @@ def _arrays(tail: _Tail, runs: _Table, envs: _Table | None, shifts: list) -> dic
     c, i = tail.cols, tail.start
     return {
         "days": _deltas([d.toordinal() - _EPOCH for d in c.days[i:]]),
-        "values": [_round(v) for v in c.values[i:]],
+        "values": _rounded(c.values[i:]),
         "run": _deltas(runs.indices(c.runs[i:])),
         "failures": [[_day(f.started_at.date()), runs[run_of(f)], f.kind, _cut(f.message)]
                      for f in tail.failures],
