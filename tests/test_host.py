@@ -220,3 +220,20 @@ def test_a_hostile_reading_in_a_head_or_a_night_is_no_record(tmp_path):
         nights_and_head(tmp_path, [0.0020] * 7, 1e308)
     with pytest.raises(RecordError, match=r"reference_seconds is 1e-300"):
         nights_and_head(tmp_path / "tiny", [1e-300] * 7, 0.0020)
+
+
+def test_shifts_by_night_are_night_shifts_of_the_points_columns():
+    recs = [make_record([ok("mlp", "train", 1000.0, workers=[worker(0.002 * (1.2 if i == 5 else 1))])],
+                        started_at=T0 + timedelta(days=i), environment={"backend_versions": {"numpy": "2.3.1"}},
+                        run={"protocol": {"name": "workers", "version": 11 if i < 3 else 12}}) for i in range(8)]
+    points = build_series(recs, speed=True)[("jax", "local-cpu", "mlp", "train")].points
+    columns = ([p.protocol for p in points], [p.env for p in points], [p.host_basis for p in points],
+               [p.host for p in points])
+    got = host.shifts_by_night(*columns, before=36)
+    assert got == host.night_shifts(points, before=36)
+    assert got[5] == pytest.approx(0.2)  # the slow night, against the nights of its protocol before it
+    assert got[3] is None  # the first night of protocol 12 has none before it to compare with
+
+
+def test_a_series_without_host_readings_has_no_shift_on_any_night():
+    assert host.shifts_by_night(["workers v12"] * 3, [()] * 3, [None] * 3, [None] * 3, before=36) == [None] * 3

@@ -26,7 +26,7 @@ from bench.config import Trends
 from bench.present.markdown import render_markdown
 from bench.present.table import Row, build_rows
 from bench.analyse.series import build_series
-from bench.present.site import MESSAGE_CHARS, TEMPLATE, SiteError, site_index, write_site
+from bench.present.site import MESSAGE_CHARS, TEMPLATE, SiteError, _round, _rounded, site_index, write_site
 from bench.analyse.trends import Change
 from tests.helpers import T0, failed, make_record, nightly_series, ok, write_data
 
@@ -283,3 +283,11 @@ def test_the_package_ships_the_top_level_template_as_its_one_copy():
     root = Path(__file__).resolve().parent.parent
     assert site_module.TEMPLATE.resolve() == (root / "gh-pages-template").resolve()
     assert all((root / "gh-pages-template" / f).is_file() for f in site_module.TEMPLATE_FILES)
+
+
+def test_values_are_rounded_to_six_significant_digits_as_one_value_is():
+    values = [0.0, -0.0, 1.0, 123456.789, 1234567.0, 9.9999951, 1e16, 1.23456789e-12, -98765.4321, 2.5e-7]
+    got = _rounded(values)
+    assert got == [_round(v) for v in values]
+    assert got[3:5] == [123457.0, 1234570.0] and got[5] == 10.0
+    assert _rounded([]) == []

@@ -449,3 +449,29 @@ def test_a_record_whose_night_is_in_the_newest_months_is_read_from_an_older_mont
     first.write_text("\n".join(lines[1:]) + "\n")
     found, why, _ = summary.read_some(data, (summary.target_needle("jax", "cpu"),), 1)
     assert found is None and first.name in why  # a month read in part is still checked against its coverage
+
+
+def test_the_columns_of_a_series_read_from_the_summary_are_its_points_fields(tmp_path, capsys):
+    # The site reads every point's fields as columns (series.columns), made
+    # from the summary's lines without a Point: they must be the fields of the
+    # points the same series makes, and of the series every record gives.
+    from bench.analyse.series import columns
+    from bench.commands.source import load_series
+
+    data = write_data(rich_history(), tmp_path / "rich")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    fast = load_series(data, verb="site", warn=None)
+    slow = load_series(data, verb="site", warn=None, use_summary=False)
+    assert (fast.via, slow.via) == ("summary", "records")
+    assert sorted(fast.series) == sorted(slow.series)
+    hosts = 0
+    for key, s in fast.series.items():
+        got = columns(s.points)
+        assert got == columns(tuple(s.points)), key  # made from the points, field by field
+        assert got == columns(slow.series[key].points), key
+        assert len(got.days) == len(s.points)
+        hosts += sum(h is not None for h in got.hosts)
+    assert hosts  # the rich history's host readings were compared too
+    # A night's records share one run object: the site indexes runs by identity.
+    runs = {id(r) for s in fast.series.values() for r in columns(s.points).runs}
+    assert len(runs) < sum(len(s.points) for s in fast.series.values())

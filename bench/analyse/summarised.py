@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import statistics
 from datetime import date, datetime
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import Any, Iterable, Mapping
 
 from bench.analyse import host
@@ -191,7 +191,7 @@ def series_from_lines(lines: Iterable[tuple[datetime, Mapping[str, Any]]], kinds
             key = (backend, device, row[0], mode)
             a = acc.get(key)
             if a is None:
-                # last seen, {night: row}, failures, skips, (unit, better), first ok unit, units differ
+                # last seen, {night: row}, failures, skips, the row giving unit and better, first ok unit, units differ
                 a = acc[key] = [t, {}, [], [], None, None, False]
             elif t > a[0]:
                 a[0] = t
@@ -208,16 +208,17 @@ def series_from_lines(lines: Iterable[tuple[datetime, Mapping[str, Any]]], kinds
                         won.append((t, line))
                     a[1][night] = (night, t, attempt, row[4], row[3], protocols[row[6]], line, row,
                                    host and which == "headline", number, row[6])
-                a[4] = (row[4], row[5])
+                a[4] = row  # its unit and direction: the last ok row's
             else:
                 (a[2] if row[2] == "failed" else a[3]).append(Failure(
                     t, attempt, line["run_id"], row[8] or "unsupported", row[9] or "", line["keras_version"],
                     line["url"]))
                 if a[4] is None:
-                    a[4] = (row[4], row[5])
+                    a[4] = row
     out, tuples, table = {}, {}, _Won(won)
     for key in sorted(acc):
-        seen, nights, fails, skips, (unit, better), _, mixed = acc[key]
+        seen, nights, fails, skips, last, _, mixed = acc[key]
+        unit, better = last[4], last[5]
         kept = sorted(nights.values(), key=_first)
         if kept:
             # as series.group: only the newest unit's points are charted
@@ -266,8 +267,11 @@ _set = object.__setattr__
 
 
 def _points(rows: list[tuple], tuples: dict[int, tuple], won: "_Won") -> Points:
-    return Points(lambda i: _point(rows[i], tuples), [r[4] for r in rows], [r[5] for r in rows],
-                  lambda: _columns(rows, won))
+    # The rows transposed once (zip, in C): each row tuple is read once, where
+    # a pass per field reads every one of them again (cold, at 3,650 a series).
+    fields = list(zip(*rows)) if rows else [()] * 11
+    return Points(lambda i: _point(rows[i], tuples), list(fields[4]), list(fields[5]),
+                  lambda: _columns(fields, won))
 
 
 class _Won:
@@ -280,11 +284,13 @@ class _Won:
     def __init__(self, lines: list[tuple[datetime, Mapping[str, Any]]]):
         self._lines, self._fields = lines, None
 
-    def fields(self) -> tuple[list, list, list, list]:
-        """(run, env, states, host) of each line: Columns.runs' tuple, the env
-        and each state as tuples, the host reading or None."""
+    def fields(self) -> tuple[list, list, list[int], list, list | None]:
+        """(run, env, first, states, host): of each line Columns.runs' tuple,
+        the env as tuples, where its states begin in `states` (every line's
+        states as tuples, one flat list: a list per line cost a cache miss a
+        point), and the host reading or None; host is None when no line has one."""
         if self._fields is None:
-            runs, envs, states, hosts = [], [], [], []
+            runs, envs, first, states, hosts = [], [], [], [], []
             # Equal values as one object: a night's records share their run, most
             # nights their environment, and the site indexes them by identity.
             same: dict = {}
@@ -294,22 +300,29 @@ class _Won:
                 runs.append(one(run, run))
                 env = tuple(map(tuple, line["env"]))
                 envs.append(one(env, env))
-                states.append([one(x, x) for x in (tuple(map(tuple, state)) for state in line["states"])])
+                first.append(len(states))
+                states += [one(x, x) for x in (tuple(map(tuple, state)) for state in line["states"])]
                 hosts.append(line["host"])
-            self._fields = runs, envs, states, hosts
+            self._fields = runs, envs, first, states, hosts if any(hosts) else None
         return self._fields
 
 
-def _columns(rows: list[tuple], won: _Won) -> Columns:
-    """The Columns of the points _point would make of `rows`, made without
-    them, from _Won's fields: a record's run, env and states are one object
-    shared by its series' points."""
-    runs, envs, states, hosts = won.fields()
-    readings = [hosts[r[9]] if r[8] else None for r in rows]
-    return Columns([r[0] for r in rows], [r[4] for r in rows], [runs[r[9]] for r in rows],
-                   [states[r[9]][r[10]] for r in rows], [envs[r[9]] for r in rows],
-                   [x[1] if x else None for x in readings], [x[0] if x else None for x in readings],
-                   [r[5] for r in rows])
+def _columns(fields: list[tuple], won: _Won) -> Columns:
+    """The Columns of the points _point would make of the rows whose fields
+    (zip(*rows)) are `fields`, made without them, from _Won's: a record's run,
+    env and states are one object shared by its series' points."""
+    days, _, _, _, values, protocols, _, _, carries, numbers, which = fields
+    if not days:
+        return Columns([], [], [], [], [], [], [], [])
+    runs, envs, first, states, hosts = won.fields()
+    if hosts is not None:
+        readings = [hosts[n] if c else None for n, c in zip(numbers, carries)]
+        seconds, bases = [x[1] if x else None for x in readings], [x[0] if x else None for x in readings]
+    else:
+        seconds, bases = [None] * len(days), [None] * len(days)
+    return Columns(list(days), list(values), list(map(runs.__getitem__, numbers)),
+                   list(map(states.__getitem__, map(add, map(first.__getitem__, numbers), which))),
+                   list(map(envs.__getitem__, numbers)), seconds, bases, list(protocols))
 
 
 def _protocol(state: list) -> str:

@@ -312,7 +312,7 @@ def _arrays(tail: _Tail, runs: _Table, envs: _Table | None, shifts: list) -> dic
     them), indexed into `runs` and `envs`; `shifts`: the whole series' host shifts."""
     c, i = tail.cols, tail.start
     return {
-        "days": _deltas([d.toordinal() - _EPOCH for d in c.days[i:]]),
+        "days": _deltas([x - _EPOCH for x in map(date.toordinal, c.days[i:])]),
         "values": _rounded(c.values[i:]),
         "run": _deltas(runs.indices(c.runs[i:])),
         "failures": [[_day(f.started_at.date()), runs[run_of(f)], f.kind, _cut(f.message)]
