@@ -46,8 +46,9 @@ def main(args) -> int:
     loaded = load_series(data, verb="site")
     series = loaded.series  # headline and metric series (latency p99, memory, energy)
     marks = triage.load(data, warn=sys.stderr)
-    # Every point of every series is made and written (361,000 at ten years x
-    # 100 series): the collector's passes over them would cost more than making them.
+    # Every point of every series is written (361,000 at ten years x 100
+    # series, as columns: series.columns): the collector's passes over what
+    # that allocates would cost more than writing them.
     with paused_gc():
         rows = build_rows(series, cfg.trends, marks, records_lookup(data))
         index = write_site(out, series, rows, generated_at=parse_time(utc_now()), plots=args.plots,
