@@ -328,6 +328,11 @@ def test_a_native_block_of_the_wrong_shape_is_refused_naming_the_field():
     assert extensions.problem(rec).startswith("field results[0].native is [1.2]; expected an object")
     rec["results"][0] = ok("mlp", "train", 1.0, workers=[{"value": 1.0, "native": {"error": "bad"}}])
     assert extensions.problem(rec).startswith("field results[0].workers[0].native.error is 'bad'")
+    good = {"name": "workers", "version": 13, "native": {"version": 1, "pairs": 5}}
+    assert extensions.problem({"run": {"protocol": good}, "environment": {}, "results": []}) is None
+    for bad in ("x", {"version": 1}, {"version": 0, "pairs": 5}):
+        rec = {"run": {"protocol": {**good, "native": bad}}, "environment": {}, "results": []}
+        assert extensions.problem(rec).startswith("field run.protocol is ")
 
 
 def test_the_device_setting_turns_it_on_and_an_older_worker_still_reads_a_spec_with_it_off():
@@ -340,7 +345,8 @@ def test_the_device_setting_turns_it_on_and_an_older_worker_still_reads_a_spec_w
     spec = Spec(backend="jax", keras_backend="jax", model="mlp", mode="train", batch_size=32, repeats=1,
                 min_repeat_seconds=0.1, warmup_steps=0, result_path="")
     off = json.loads(WorkerSpec((spec,), "out.jsonl").to_json())["specs"][0]
-    assert "native" not in off  # pr-ab's base side: a Spec without the field
+    # pr-ab's base side: a Spec from before native, stored work, the barrier and the profile
+    assert not {"native", "stored_steps", "sync_dir", "sync_side", "profile"} & set(off)
     on = WorkerSpec((Spec(**{**spec.__dict__, "native": 5}),), "out.jsonl")
     assert WorkerSpec.from_json(on.to_json()).specs[0].native == 5
     assert WorkerSpec.from_json(WorkerSpec((spec,), "o").to_json()).specs[0] == spec

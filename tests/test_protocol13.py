@@ -151,6 +151,46 @@ def test_a_partner_that_never_comes_times_out_once_and_the_barrier_turns_off(tmp
     assert (b.off, b.summary()["alone"], b.summary()["waited_seconds"]) == (True, 2, 2.5)
 
 
+def test_a_side_done_with_its_repeats_waits_for_the_other_to_end_its_own(tmp_path):
+    """What a side does after its repeats (verify, set-up calls, native pairs, the
+    profiled call) must not run beside the other side's remaining repeats."""
+    events = []
+
+    def side(name, repeats):
+        b = barrier.Barrier(str(tmp_path), name, "mlp.train", timeout=5)
+        for i in range(repeats):
+            b.wait()
+            time.sleep(0.02)  # a timed repeat
+            events.append((name, "repeat", i, time.monotonic()))
+        b.end()
+        b.await_end()
+        events.append((name, "after", None, time.monotonic()))
+
+    threads = [threading.Thread(target=side, args=("a", 2)), threading.Thread(target=side, args=("b", 4))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    a_after = next(t for n, what, _, t in events if n == "a" and what == "after")
+    b_last = max(t for n, what, _, t in events if n == "b" and what == "repeat")
+    assert a_after >= b_last  # a needed 2 repeats, b 4: a's next step waited for b's last
+
+
+def test_waiting_for_the_others_end_stops_when_it_left_and_times_out_once(tmp_path):
+    left = barrier.Barrier(str(tmp_path), "a", "mlp.train", timeout=5)
+    barrier.gone(str(tmp_path), "b")
+    left.await_end()
+    assert left.waited < 1 and not left.off
+    now = [0.0]
+    alone = barrier.Barrier(str(tmp_path / "x"), "a", "mlp.train", timeout=2.0, clock=lambda: now[0],
+                            sleep=lambda s: now.__setitem__(0, now[0] + 0.5))
+    (tmp_path / "x").mkdir()
+    alone.await_end()
+    assert alone.off and alone.summary()["waited_seconds"] == 2.5
+    alone.await_end()  # off: no second wait
+    assert alone.summary()["waited_seconds"] == 2.5
+
+
 def test_barrier_sides_are_a_and_b():
     with pytest.raises(ValueError, match="side is 'c'"):
         barrier.Barrier("/tmp", "c", "mlp.train")
@@ -177,6 +217,33 @@ def test_workers_side_by_side_in_a_quick_run_get_no_barrier():
     fake = FakeWorkers(lambda t, s: seen.append(s.sync_dir) or payload((s.model, s.mode), 100.0, steps=7))
     pool.run_backend([spec("mlp", "predict")], 2, fake, together=2)
     assert seen == [None, None]
+
+
+def test_a_duet_with_a_side_that_has_no_barrier_gets_none_on_either_side(tmp_path):
+    """pr-ab's base checkout may predate the barrier: its partner must not wait for it."""
+    from bench.commands.run import _aligned
+
+    seen = []
+    fake = FakeWorkers(lambda t, s: seen.append((t.calibration, s.sync_dir)) or payload((s.model, s.mode), 100.0,
+                                                                                        steps=7))
+    pool.run_backend([spec("mlp", "predict")], 2, fake, sides=("a", "b"), duet=True, aligned=False)
+    assert [d for calibration, d in seen if not calibration] == [None] * 4
+    new, old = tmp_path / "new", tmp_path / "old"
+    (new / "bench" / "measure").mkdir(parents=True)
+    (new / "bench" / "measure" / "barrier.py").write_text("")
+    (old / "bench" / "measure").mkdir(parents=True)
+    assert _aligned({"a": str(new), "b": str(new)}) and _aligned({})
+    assert not _aligned({"a": str(old), "b": str(new)})
+
+
+def test_beside_a_reference_only_this_builds_side_times_the_native_pairs():
+    seen = []
+    fake = FakeWorkers(lambda t, s: seen.append((t.side, s.native)) or payload((s.model, s.mode), 100.0, steps=7))
+    native_spec = spec("mlp", "train")
+    native_spec = type(native_spec)(**{**native_spec.__dict__, "native": 5})
+    pool.run_backend([native_spec], 2, fake, sides=("a", "b"), duet=True, native_side="b")
+    assert {side: n for side, n in seen if side == "b"} == {"b": 5}
+    assert all(n == 0 for side, n in seen if side == "a")
 
 
 # -- stored work through the pool --------------------------------------------------
@@ -229,6 +296,17 @@ def test_the_newest_matching_record_of_each_series_gives_its_stored_work():
             {"not": "a record"}]
     got = steps.stored(recs, backend="jax", device="local-cpu", protocol=PROTO, wanted=WANTED)
     assert got == {("mlp", "train"): 46, ("mlp", "predict"): 90}
+
+
+def test_a_record_whose_protocol_also_names_native_pairs_still_gives_its_stored_work():
+    """local-cpu's records name the native pairs in run.protocol; they run after the
+    timed work and do not change it."""
+    with_native = {**PROTO, "native": {"version": 1, "pairs": 5}}
+    recs = [record("2026-12-06T03:00:00Z", {("mlp", "train"): 44}, protocol=with_native)]
+    assert steps.stored(recs, backend="jax", device="local-cpu", protocol=PROTO, wanted=WANTED) == {
+        ("mlp", "train"): 44}
+    other = [record("2026-12-06T03:00:00Z", {("mlp", "train"): 44}, protocol={**with_native, "version": 12})]
+    assert steps.stored(other, backend="jax", device="local-cpu", protocol=PROTO, wanted=WANTED) == {}
 
 
 def test_no_record_of_the_series_means_nothing_stored():

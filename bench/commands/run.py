@@ -184,6 +184,12 @@ def _sides(ab, ref=None) -> dict[str, str]:
     return {"a": ref, "b": sys.executable} if ref else {"a": ab[0], "b": ab[1]}
 
 
+def _aligned(roots: dict[str, str]) -> bool:
+    """Whether both sides' checkouts have the duet's barrier (workers v13): an
+    older base bench under --ab-root has none, and its partner would wait for it."""
+    return all(os.path.isfile(os.path.join(root, "bench", "measure", "barrier.py")) for root in (roots or {}).values())
+
+
 def _roots(args) -> dict[str, str]:
     """{side: checkout} from --ab-root (each holding bench/), else {}."""
     if not getattr(args, "ab_root", None):
@@ -256,7 +262,8 @@ def _run_backend(args, cfg, device, label, models, modes, protocol, timeout, wor
                                 unstable_limit=cfg.harness.unstable_spread, progress=progress,
                                 duet=duet is not None, together=together, rerun=not args.quick,
                                 stored=_stored(args, label, device, specs),
-                                profile=_profile_side(args, together))
+                                profile=_profile_side(args, together), aligned=_aligned(roots),
+                                native_side="b" if args.reference else None)
     else:
         jobs = [runner.Job(replace(s, profile=_profiles(args, together)), timeout) for s in specs]
         done = {"": runner.run_jobs(jobs, _progress(label, device.label, len(jobs)),

@@ -86,9 +86,9 @@ def load_target(data: str | Path, backend: str, device: str, *, verb: str,
     if not (root.is_dir() and (root / summary.FOLDER).is_dir()):
         return None
     with paused_gc():
-        found, why, since = summary.read_some(root, (summary.target_needle(backend, device),), RECENT_MONTHS)
+        found, _why, since = summary.read_some(root, (summary.target_needle(backend, device),), RECENT_MONTHS)
         if found is None:
-            return None  # load_series finds it stale again and says so once
+            return None  # load_series finds it stale again and says why, once
         try:
             lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
             series = series_from_lines(lines, KINDS)

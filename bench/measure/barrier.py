@@ -21,6 +21,8 @@ other side
     ends, whatever the cause), or
   - has not arrived within `timeout` seconds; the barrier is then off for the
     rest of that benchmark.
+After its last repeat a side marks its end and waits for the other's
+(`await_end`), so nothing it does after its repeats overlaps the other's.
 Polling a file every POLL_SECONDS costs microseconds of the waiting side's own
 CPU half; both sides pass the barrier within about POLL_SECONDS of each other.
 """
@@ -106,6 +108,24 @@ class Barrier:
     def end(self) -> None:
         """This side's timed repeats of the benchmark are over (or never came)."""
         mark(self.folder, f"{self.benchmark}.end.{self.side}")
+
+    def await_end(self) -> None:
+        """Wait until the other side's timed repeats of this benchmark are over
+        (its end mark, or its departure), so that what this side does next (the
+        verify and set-up calls, the native pairs, the profiled call) runs beside
+        none of them: each side may need a different number of repeats. Not when
+        the barrier is off; a wait past `timeout` turns it off."""
+        if self.off:
+            return
+        ended = self._path(f"{self.benchmark}.end.{self.partner}")
+        left = self._path(f"{GONE}.{self.partner}")
+        t0 = self.clock()
+        while not (self.exists(ended) or self.exists(left)):
+            if self.clock() - t0 > self.timeout:
+                self.off = True
+                break
+            self.sleep(POLL_SECONDS)
+        self.waited += self.clock() - t0
 
     def summary(self) -> dict:
         """The result's `sync` block: barriers met, repeats that ran without the

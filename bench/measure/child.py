@@ -11,6 +11,8 @@ KERAS_BACKEND and the device's env set, and reads the JSON the child writes to
   timing   bench/measure/harness.py: warm-up, calibration, repeats  -> ok, samples/s
            mode "latency": bench/measure/latency.py, batch-1 predict_on_batch -> ok, p50 ms
   usage    bench/measure/usage.py: peak host/device memory, energy over the timed calls
+  native   with Spec.native, pairs of a Keras call and the same steps in the backend's
+           own code (bench/measure/native.py) -> result "native", never a failure
   profile  with Spec.profile, one call under the backend's profiler, after all of the
            above (bench/measure/profiling.py) -> result "profile", never a failure
 
@@ -177,6 +179,8 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock, sync
                     spec.stored_steps, sync.wait if sync else None, meter)
     if sync:
         sync.end()
+        sync.await_end()  # the profiled call below overlaps none of the other side's rounds
+        sync.await_end()  # the verify, set-up, native and profiled calls below overlap none of its repeats
     energy = meter.energy(len(timing.repeats), spec.batch_size)
     # the model as the last timed call left it, before the set-up calls put the state back
     quality["timed"] = _stage("verify", _verify, model, d, spec, last.get("out"))
@@ -190,13 +194,17 @@ def _throughput(model, d: "_Data", spec: Spec, backend, device: str, clock, sync
 
 def _profiled(model, d: "_Data", spec: Spec, backend):
     """(the profiled call, its steps): profiling.STEPS batches of the timed
-    fit or predict (a train model one step past the state every timed call
-    started from: the last set-up call's), or profiling.LATENCY_CALLS batch-1
-    calls."""
+    fit or predict, or profiling.LATENCY_CALLS batch-1 calls. A train model is
+    put back to the committed start every timed call starts from (untimed,
+    here), whatever ran after the repeats: the native pairs train it on from a
+    state of their own, so without this a device with native on would profile
+    another model state than one without."""
     if spec.mode == "latency":
         x1 = d.x_test[:1]
         return (lambda: [backend.sync(model.predict_on_batch(x1)) for _ in range(profiling.LATENCY_CALLS)],
                 profiling.LATENCY_CALLS)
+    if spec.mode == "train":
+        _start_state(model, spec, backend)()
     run = _runner(model, d, spec, backend)
     return (lambda: run(profiling.STEPS)), profiling.STEPS
 

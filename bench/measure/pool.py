@@ -300,7 +300,8 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
                 supports: Callable[[str], bool] = lambda mode: True, install_error: str | None = None,
                 unstable_limit: float = 0.10, progress: Callable[[str, str], None] = lambda side, line: None,
                 duet: bool = False, together: int = 1, rerun: bool = True,
-                stored: dict | None = None, profile: str | None = None) -> dict[str, SideRun]:
+                stored: dict | None = None, profile: str | None = None, aligned: bool = True,
+                native_side: str | None = None) -> dict[str, SideRun]:
     """Protocol 2 for one backend: {side: SideRun}, results in `specs` order.
     stored: {(model, mode): steps}, each series' stored work (workers v13,
     bench/measure/steps.py): the first worker checks it against
@@ -312,7 +313,12 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
     on a device that gives each its own CPUs: a demo, each of them calibrating its
     own work); rerun: whether disturbed workers are rerun (--quick: no, they are
     only flagged); profile: the side whose benchmarks get one profiled call
-    each, in the first-round worker schedule.profiled_worker picks (None: none)."""
+    each, in the first-round worker schedule.profiled_worker picks (None: none).
+    aligned: a duet's sides meet at the barrier before each repeat (False when a
+    side's checkout predates bench/measure/barrier.py: the other side would wait
+    for it at every benchmark). native_side: the only side whose workers time the
+    native pairs its specs ask for (None: every side); beside a reference build,
+    this build's: the reference's own vs-native is read by no one."""
     keys = tuple((s.model, s.mode) for s in specs)
     by_key = {(s.model, s.mode): s for s in specs}
     series = {(side, k): _Series(by_key[k]) for side in sides for k in keys}
@@ -337,6 +343,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
         """The specs a worker runs; sync_dir: its duet's barrier folder (both processes at once)."""
         return [replace(by_key[k], steps=steps.get(k), stored_steps=None if k in steps else stored.get(k),
                         canary_floor=floors.get(task.side), profile=profiled(task, k),
+                        **({"native": 0} if native_side is not None and task.side != native_side else {}),
                         **({"sync_dir": sync_dir, "sync_side": task.side} if sync_dir else {}))
                 for k in pending]
 
@@ -402,7 +409,7 @@ def run_backend(specs: list[Spec], workers: int, spawn_fn: Callable, *, sides: t
             return
         with tempfile.TemporaryDirectory(prefix="bench-duet-") as folder:  # a duet's barrier (workers v13)
             def spawn_then_leave(t: schedule.Task) -> WorkerOutcome:
-                if not duet:  # --quick's workers side by side: no pairs to align
+                if not duet or not aligned:  # --quick's workers side by side, or a side without a barrier
                     return spawn_fn(t, todo(t, t.keys))
                 try:
                     return spawn_fn(t, todo(t, t.keys, folder))

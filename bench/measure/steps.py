@@ -17,7 +17,9 @@ branch's checkout in the nightly job, `.local/data` for scripts/local-nightly.sh
 and always the records directly in its own `--out` folder, where repeated local
 runs such as studies/bench_turns.sh's go).
 A record counts when it has the same device, backend label and protocol
-(`run.protocol`: name, version and memory rule), and its result the same
+(`run.protocol`: name, version and memory rule; what else a record's protocol
+names, such as the native pairs timed after the repeats, does not touch the
+timed work and is not compared), and its result the same
 model, mode, batch size and `min_repeat_seconds` (the nightly's and --quick's
 differ). Newest: by `run.started_at`, then attempt (bench/records/newest.py).
 """
@@ -68,7 +70,7 @@ def stored(records: Iterable[Mapping], *, backend: str, device: str, protocol: M
             run, target = rec["run"], rec["target"]
             if target.get("backend") != backend or target.get("device") != device:
                 continue
-            if dict(run.get("protocol") or {}) != dict(protocol):
+            if not _same_protocol(run.get("protocol"), protocol):
                 continue
             when = (str(run["started_at"]), int(run.get("attempt", 1)))
             results = rec["results"]
@@ -101,3 +103,8 @@ def load(folders: Iterable[str], *, backend: str, device: str, protocol: Mapping
                 continue
 
     return stored(read(), backend=backend, device=device, protocol=protocol, wanted=wanted)
+
+
+def _same_protocol(found, protocol: Mapping) -> bool:
+    """Whether a record's `run.protocol` holds every key of `protocol` with the same value."""
+    return isinstance(found, Mapping) and all(found.get(k) == v for k, v in protocol.items())

@@ -46,11 +46,12 @@ class WorkerSpec:
 
 def _sent(spec) -> dict:
     """The spec's fields but the newer optional ones left at their default
-    (`native` off): pr-ab's base side is an older bench whose Spec lacks them."""
+    (native off, no stored work, no barrier, no profile): pr-ab's base side is
+    an older bench whose Spec lacks them."""
     return {k: v for k, v in asdict(spec).items() if not (k in _OPTIONAL and v == _OPTIONAL[k])}
 
 
-_OPTIONAL = {"native": 0}
+_OPTIONAL = {"native": 0, "stored_steps": None, "sync_dir": None, "sync_side": "", "profile": False}
 
 
 def pin(cpus) -> None:

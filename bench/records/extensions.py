@@ -74,6 +74,11 @@ def _numbers(v: Any) -> bool:
     return isinstance(v, list) and all(_number()(x) for x in v)
 
 
+def _native_protocol(v: Any) -> bool:
+    """run.protocol.native (bench/measure/native.py): its version and pairs per worker."""
+    return isinstance(v, dict) and _integer(1)(v.get("version")) and _integer(1)(v.get("pairs"))
+
+
 def _span(v: Any) -> bool:
     """[start, end], unix seconds, start <= end."""
     return _numbers(v) and len(v) == 2 and v[0] <= v[1]
@@ -89,8 +94,10 @@ STEPS_SOURCES = ("calibrated", "stored", "recalibrated", "fixed")
 
 # field -> (check, expected form), for run, environment and each result.
 RUN: Mapping[str, tuple[Check, str]] = {
-    "protocol": (lambda v: isinstance(v, dict) and _string(v.get("name")) and _integer(1)(v.get("version")),
-                 'an object {"name": str, "version": int >= 1}'),
+    "protocol": (lambda v: isinstance(v, dict) and _string(v.get("name")) and _integer(1)(v.get("version"))
+                 and ("native" not in v or _native_protocol(v["native"])),
+                 'an object {"name": str, "version": int >= 1}, with "native": {"version": int >= 1, '
+                 '"pairs": int >= 1} where the run timed native code'),
 }
 ENVIRONMENT: Mapping[str, tuple[Check, str]] = {
     "keras_source": (lambda v: v in KERAS_SOURCES, f"one of {', '.join(KERAS_SOURCES)}"),
