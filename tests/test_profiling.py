@@ -53,6 +53,19 @@ def test_top_ten_then_the_other_names_as_far_as_the_budget_goes():
     assert 6 * profiling.BUDGET_BYTES <= 8 * 1024
 
 
+def test_the_budget_holds_whatever_the_profiled_call_took():
+    """`seconds` is written after the summary is fitted: a long profile's
+    wider number must not push it past the budget (CI once read 1302 bytes)."""
+    for seconds in (0.001, 119.999, 1234.567):
+        for width in range(1, 40):  # op names of every length: the last other op fits with 0-10 bytes to spare
+            for count in (11, 40):
+                ticks = iter((0.0, seconds))
+                got = profiling.take(Backend(reading(count, name=lambda i: "f" * width + str(i))), lambda: None,
+                                     steps=8, clock=lambda: next(ticks))
+                assert got["seconds"] == seconds
+                assert profiling.size_of(got) <= profiling.BUDGET_BYTES, (seconds, width, count)
+
+
 def test_a_backend_without_a_profiler_says_why():
     got = profiling.take(Backend({"unavailable": "no profiler here"}), lambda: None, steps=8)
     assert got["unavailable"] == "no profiler here" and set(got) == {"unavailable", "seconds"}
