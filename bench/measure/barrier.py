@@ -90,20 +90,9 @@ class Barrier:
             self.alone += 1
             return
         mark(self.folder, f"{self.benchmark}.{n}.{self.side}")
-        theirs = self._path(f"{self.benchmark}.{n}.{self.partner}")
-        ended = self._path(f"{self.benchmark}.end.{self.partner}")
-        left = self._path(f"{GONE}.{self.partner}")
-        t0 = self.clock()
-        while not self.exists(theirs):
-            if self.exists(ended) or self.exists(left):
-                self.alone += 1
-                break
-            if self.clock() - t0 > self.timeout:
-                self.alone += 1
-                self.off = True
-                break
-            self.sleep(POLL_SECONDS)
-        self.waited += self.clock() - t0
+        theirs = f"{self.benchmark}.{n}.{self.partner}"
+        if self._poll(theirs, f"{self.benchmark}.end.{self.partner}", f"{GONE}.{self.partner}") != theirs:
+            self.alone += 1  # the other side ended its repeats, left, or never came
 
     def end(self) -> None:
         """This side's timed repeats of the benchmark are over (or never came)."""
@@ -115,17 +104,25 @@ class Barrier:
         verify and set-up calls, the native pairs, the profiled call) runs beside
         none of them: each side may need a different number of repeats. Not when
         the barrier is off; a wait past `timeout` turns it off."""
-        if self.off:
-            return
-        ended = self._path(f"{self.benchmark}.end.{self.partner}")
-        left = self._path(f"{GONE}.{self.partner}")
+        if not self.off:
+            self._poll(f"{self.benchmark}.end.{self.partner}", f"{GONE}.{self.partner}")
+
+    def _poll(self, *names: str) -> str | None:
+        """Wait until one of the files `names` is in the folder; the first of
+        them found, or None when `timeout` passed (the barrier is then off).
+        The time waited adds to `waited`."""
+        paths = [self._path(name) for name in names]
         t0 = self.clock()
-        while not (self.exists(ended) or self.exists(left)):
+        while True:
+            found = next((name for name, path in zip(names, paths) if self.exists(path)), None)
+            if found is not None:
+                break
             if self.clock() - t0 > self.timeout:
                 self.off = True
                 break
             self.sleep(POLL_SECONDS)
         self.waited += self.clock() - t0
+        return found
 
     def summary(self) -> dict:
         """The result's `sync` block: barriers met, repeats that ran without the
