@@ -186,7 +186,9 @@ def load(path: str | Path | None = None) -> Config:
     path = Path(path) if path is not None else default_path()
     text = read_text(path, ConfigError)
     try:
-        raw = yaml.safe_load(text)
+        # libyaml's loader where PyYAML has it: the same values, a tenth of the
+        # time (about 40 ms of every verb's start, bench show's included).
+        raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as e:
         raise ConfigError(f"{path}: not valid YAML: {e}") from None
     return parse(raw, path)

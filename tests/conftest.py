@@ -57,6 +57,14 @@ def gh_here(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture(autouse=True)
+def _own_cache(tmp_path_factory, monkeypatch):
+    """Each test its own cache folder ($XDG_CACHE_HOME; bench.records.checked
+    remembers summary checks there): nothing written to the user's ~/.cache,
+    nothing remembered from another test."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("cache")))
+
+
+@pytest.fixture(autouse=True)
 def _own_machine_lock(tmp_path_factory, monkeypatch):
     """Each test its own machine lock (bench/measure/lock.py, $BENCH_LOCK): a
     test's `bench run` never waits for another engineer's real run on this host."""

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from bench.records import atomic
+from bench.records import atomic, checked
 from bench.records.history import json_files
 
 FOLDER = "summary"
@@ -110,23 +110,27 @@ def month_hash(paths: Iterable[str]) -> tuple[int, str]:
 OUTSIDE = "elsewhere"  # on_disk's key for files under runs/ but not in a runs/YYYY/MM/ folder
 
 
-def on_disk(data_dir: str | Path) -> dict[str, list[str]]:
+def on_disk(data_dir: str | Path, listed: list[str] | None = None) -> dict[str, list[str]]:
     """{month: [relpath, ...]} of every record file under DATA/runs (OUTSIDE:
-    those not in a month's folder, which no summary covers)."""
+    those not in a month's folder, which no summary covers). `listed`, when
+    given, gets every folder whose entries the walk read (bench.records.checked)."""
     root = os.path.join(str(data_dir), "")
     out: dict[str, list[str]] = {}
+    listed = [] if listed is None else listed
     # Walked a month folder at a time (as os.walk would: a link to a folder is
     # not followed), so that a file's month is its folder's, not worked out
     # again from each of 91,000 paths.
     outside = []
-    for year in _folder(os.path.join(root, "runs")):
+    listed.append(os.path.join(root, "runs"))
+    for year in _folder(listed[-1]):
         if not year.is_dir() or year.is_symlink():
             outside.append(year.path)
             continue
+        listed.append(year.path)
         for month in _folder(year.path):
             if month.is_dir() and not month.is_symlink() and _is_month(f"{year.name}-{month.name}"):
                 found: list[str] = []
-                _json_below(month.path, f"runs/{year.name}/{month.name}/", found)
+                _json_below(month.path, f"runs/{year.name}/{month.name}/", found, listed)
                 if found:
                     found.sort()
                     out[f"{year.name}-{month.name}"] = found
@@ -138,17 +142,34 @@ def on_disk(data_dir: str | Path) -> dict[str, list[str]]:
     return out
 
 
-def _json_below(path: str, prefix: str, out: list[str]) -> None:
+def _json_below(path: str, prefix: str, out: list[str], listed: list[str]) -> None:
     """Append prefix + the relative path of every record file below `path`,
     as history.json_files finds them (os.walk's rule: a link to a folder is
     not followed; ".tmp-" files left out), built as strings without os.path."""
+    listed.append(path)
     entries = _folder(path)
     folders = [e for e in entries if e.is_dir()]
     names = [e.name for e in entries if not e.is_dir()] if folders else [e.name for e in entries]
     out += [prefix + n for n in names if n.endswith(".json") and not n.startswith(".tmp-")]
     for e in folders:
         if not e.is_symlink():
-            _json_below(e.path, f"{prefix}{e.name}/", out)
+            _json_below(e.path, f"{prefix}{e.name}/", out, listed)
+
+
+def _disk_months(data_dir: str | Path, memo: checked.Memo) -> tuple[dict[str, tuple[int, str]], str | None]:
+    """({month: (count, hash)} of the record files under DATA/runs, the first
+    file outside a month's folder or None): the walk's answer, remembered on
+    this machine while no folder it listed changes (bench.records.checked)."""
+    known = memo.walk()
+    if known is not None:
+        return known, None
+    listed: list[str] = []
+    disk = on_disk(data_dir, listed)
+    outside = disk.pop(OUTSIDE, None)
+    months = {m: month_hash(paths) for m, paths in disk.items()}
+    if outside is None:
+        memo.remember_walk(listed, months)
+    return months, outside[0] if outside else None
 
 
 def _folder(path: str) -> list[os.DirEntry]:
@@ -183,6 +204,24 @@ class Summary:
 def read(data_dir: str | Path) -> tuple[Summary | None, str]:
     """(the summary, '') when DATA's summary is fresh; (None, why not) when it
     is missing or stale (the reader then says why in one line and reads the records)."""
+    memo = checked.Memo(data_dir)
+    cov, why = _fresh_coverage(data_dir, memo)
+    if cov is None:
+        return None, why
+    folder = Path(data_dir) / FOLDER
+    lines: list[Mapping[str, Any]] = []
+    for month, (count, digest) in sorted(cov.months.items()):
+        got, why = _month_lines(folder / f"{month}.jsonl")
+        if why or month_hash(line["path"] for line in got) != (count, digest):
+            return None, why or f"{FOLDER}/{month}.jsonl does not hold the records its coverage names"
+        memo.remember_file(folder / f"{month}.jsonl", month, count, digest)
+        lines += got
+    memo.save()
+    return Summary(cov, tuple(lines)), ""
+
+
+def _fresh_coverage(data_dir: str | Path, memo: checked.Memo) -> tuple[Coverage | None, str]:
+    """(DATA's coverage, '') when it covers runs/; (None, why not)."""
     folder = Path(data_dir) / FOLDER
     if not (folder / COVERAGE).is_file():
         return None, f"no {FOLDER}/{COVERAGE}"
@@ -190,16 +229,9 @@ def read(data_dir: str | Path) -> tuple[Summary | None, str]:
         cov = Coverage.from_text((folder / COVERAGE).read_text(encoding="utf-8"), f"{FOLDER}/{COVERAGE}")
     except (OSError, UnicodeDecodeError, ValueError) as e:
         return None, str(e)
-    why = stale_months(cov, on_disk(data_dir), is_sparse(data_dir))
-    if why:
-        return None, why
-    lines: list[Mapping[str, Any]] = []
-    for month, (count, digest) in sorted(cov.months.items()):
-        got, why = _month_lines(folder / f"{month}.jsonl")
-        if why or month_hash(line["path"] for line in got) != (count, digest):
-            return None, why or f"{FOLDER}/{month}.jsonl does not hold the records its coverage names"
-        lines += got
-    return Summary(cov, tuple(lines)), ""
+    disk, outside = _disk_months(data_dir, memo)
+    why = stale_months(cov, disk, outside, is_sparse(data_dir))
+    return (None, why) if why else (cov, "")
 
 
 def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recent: int) -> tuple[Summary | None, str, str | None]:
@@ -216,17 +248,13 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     line_text, so a line that holds the field holds the needle. A line that
     holds it by chance is read too (the caller checks the parsed fields). A
     month read in part is still checked against its coverage: its paths,
-    taken from the text ("path" is never a key below the line), count and hash."""
-    folder = Path(data_dir) / FOLDER
-    if not (folder / COVERAGE).is_file():
-        return None, f"no {FOLDER}/{COVERAGE}", None
-    try:
-        cov = Coverage.from_text((folder / COVERAGE).read_text(encoding="utf-8"), f"{FOLDER}/{COVERAGE}")
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        return None, str(e), None
-    why = stale_months(cov, on_disk(data_dir), is_sparse(data_dir))
-    if why:
+    taken from the text ("path" is never a key below the line), count and
+    hash, unless this machine checked the same file so before (bench.records.checked)."""
+    memo = checked.Memo(data_dir)
+    cov, why = _fresh_coverage(data_dir, memo)
+    if cov is None:
         return None, why, None
+    folder = Path(data_dir) / FOLDER
     months = sorted(cov.months.items())
     whole = [m for m, _ in months[-recent:]] if recent > 0 else []
     # One pattern for the nights: one scan of a month instead of one per month sought.
@@ -241,11 +269,14 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
             if why or month_hash(line["path"] for line in got) != (count, digest):
                 return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
         else:
-            got, paths, why = _some_lines(path, needles)
-            if why or _bytes_hash(paths) != (count, digest):
+            known = memo.holds(path, month, count, digest)
+            got, paths, why = _some_lines(path, needles, paths_too=not known)
+            if why or not (known or _bytes_hash(paths) == (count, digest)):
                 return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
             partial = partial or len(got) < count
+        memo.remember_file(path, month, count, digest)
         lines += got
+    memo.save()
     return Summary(cov, tuple(lines)), "", whole[0] if partial else None
 
 
@@ -277,35 +308,32 @@ def _finder(pattern: re.Pattern, raw: bytes):
     return find
 
 
-def _some_lines(path: Path, needles: tuple) -> tuple[list[dict], list[bytes], str]:
-    """(the lines of a month file that hold a needle, parsed; every line's path,
-    as UTF-8, taken from the text; why not)."""
+def _some_lines(path: Path, needles: tuple, paths_too: bool = True) -> tuple[list[dict], list[bytes], str]:
+    """(the lines of a month file that hold a needle, and its "skipped" lines,
+    parsed; every line's path, as UTF-8, taken from the text, or [] when not
+    `paths_too`; why not)."""
     import orjson
 
     try:
         with open(path, "rb") as f:
             # Mapped, not read: the month is searched, not copied (a third of the time at ten years).
             raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if os.fstat(f.fileno()).st_size else b""
-        starts = set()
-        for needle in needles:
-            find = raw.find if isinstance(needle, bytes) else _finder(needle, raw)
-            at = find(needle)
-            while at != -1:
-                start = raw.rfind(b"\n", 0, at) + 1
-                starts.add(start)
-                end = raw.find(b"\n", at)
-                at = -1 if end == -1 else find(needle, end)
-        found = _PATH.findall(raw)
-        # A "skipped" line is {"path": ..., "skipped": ...}.
-        starts.update(raw.find(b'{"path":"' + p + b'","skipped":') for p, skipped in found if skipped)
-        picked = []
-        for start in sorted(starts):
-            end = raw.find(b"\n", start)
-            picked.append(raw[start:len(raw) if end == -1 else end])
-        lines = orjson.loads(b"[" + b",".join(picked) + b"]")
-        paths = [p for p, _ in found]
-        if b"\\" in b"".join(paths):  # an escape: the paths as text
-            paths = [orjson.loads(b'"' + x + b'"').encode() for x in paths]
+        starts = _holding(raw, needles)
+        paths: list[bytes] = []
+        if paths_too:
+            found = _PATH.findall(raw)
+            # A "skipped" line is {"path": ..., "skipped": ...}.
+            starts.update(raw.find(b'{"path":"' + p + b'","skipped":') for p, skipped in found if skipped)
+            paths = [p for p, _ in found]
+            if b"\\" in b"".join(paths):  # an escape: the paths as text
+                paths = [orjson.loads(b'"' + x + b'"').encode() for x in paths]
+            lines = orjson.loads(b"[" + b",".join(_cut(raw, starts)) + b"]")
+        else:
+            # The same "skipped" lines, found by their text (a line holding it by chance is dropped once parsed).
+            maybe = _holding(raw, (b'","skipped":',)) - starts
+            lines = orjson.loads(b"[" + b",".join(_cut(raw, starts)) + b"]")
+            lines += [x for x in orjson.loads(b"[" + b",".join(_cut(raw, maybe)) + b"]")
+                      if isinstance(x, dict) and "skipped" in x]
         if isinstance(raw, mmap.mmap):
             raw.close()
     except (OSError, ValueError) as e:
@@ -315,15 +343,40 @@ def _some_lines(path: Path, needles: tuple) -> tuple[list[dict], list[bytes], st
     return lines, paths, ""
 
 
-def stale_months(cov: Coverage, disk: Mapping[str, list[str]], sparse: bool = False) -> str:
-    """'' when `cov` covers `disk` (see the module docstring), else the first difference, in words."""
-    if OUTSIDE in disk:
-        return f"{disk[OUTSIDE][0]} is not in a runs/YYYY/MM/ folder, which it covers"
+def _holding(raw, needles: tuple) -> set[int]:
+    """Where each line that holds one of `needles` starts."""
+    starts = set()
+    for needle in needles:
+        find = raw.find if isinstance(needle, bytes) else _finder(needle, raw)
+        at = find(needle)
+        while at != -1:
+            starts.add(raw.rfind(b"\n", 0, at) + 1)
+            end = raw.find(b"\n", at)
+            at = -1 if end == -1 else find(needle, end)
+    return starts
+
+
+def _cut(raw, starts: set[int]) -> list[bytes]:
+    """The lines that start at `starts`, in file order."""
+    picked = []
+    for start in sorted(starts):
+        end = raw.find(b"\n", start)
+        picked.append(raw[start:len(raw) if end == -1 else end])
+    return picked
+
+
+def stale_months(cov: Coverage, disk: Mapping[str, tuple[int, str]], outside: str | None = None,
+                 sparse: bool = False) -> str:
+    """'' when `cov` covers `disk` ({month: (count, hash)} of runs/; `outside`:
+    a record file outside a month's folder) as the module docstring says,
+    else the first difference, in words."""
+    if outside is not None:
+        return f"{outside} is not in a runs/YYYY/MM/ folder, which it covers"
     for month in sorted(disk):
         if month not in cov.months:
-            return f"runs/{month.replace('-', '/')} ({len(disk[month])} files) is not in it"
-        if month_hash(disk[month]) != cov.months[month]:
-            return (f"runs/{month.replace('-', '/')} holds {len(disk[month])} files, "
+            return f"runs/{month.replace('-', '/')} ({disk[month][0]} files) is not in it"
+        if disk[month] != cov.months[month]:
+            return (f"runs/{month.replace('-', '/')} holds {disk[month][0]} files, "
                     f"it covers {cov.months[month][0]} (or other ones)")
     missing = [m for m in cov.months if m not in disk and cov.months[m][0]]
     if missing and not sparse:
