@@ -22,7 +22,10 @@ wrapper whose PYTHONPATH folder holds a sitecustomize.py that makes B slower:
   overlap the spin; the measured change is reported beside the nominal one.
 - kind "compute", the model's compute: the MLP's two hidden layers are
   widened so the multiply-adds per sample (784h + h^2 + 10h) grow by FRACTION
-  (a test-only model variant, as studies/bench_ab_sensitivity.py's).
+  (a test-only model variant, as studies/bench_ab_sensitivity.py's). The
+  committed weights and Adam state that every timed train call starts from
+  (workers v13) are grown to the wider layers with zeros: the same logits,
+  the same gate, the wider layers' work.
 - "identical": B's wrapper with an empty folder (both sides pay the same start-up).
 
 The labels come only from how B is built. Per trial it prints the answer,
@@ -36,8 +39,10 @@ OUT/results.json. Exit 0; the numbers are the answer.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
+import os
 import sys
 import tempfile
 import time
@@ -51,6 +56,7 @@ sys.path.insert(0, str(ROOT))
 from bench import config  # noqa: E402
 from bench.compare import confirm  # noqa: E402
 from bench.compare.bisect_probe import ABPairs  # noqa: E402
+from bench.measure import lock  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "studies"))
 from bench_ab_sensitivity import widen_site  # noqa: E402  (one widened-MLP template for both studies)
@@ -124,13 +130,34 @@ def make_b_python(folder: Path, kind: str, fraction: float) -> Path:
 
 
 def trial(b_python: Path, out: Path, plan: confirm.Plan, extra: tuple[str, ...]) -> dict:
+    """One confirm loop. Its clock and budget start once this study holds the
+    machine lock (another run's wait is not the loop's time); its own `bench
+    run`s share an inner lock of their own, as bench_native.py's do."""
     source = ABPairs(Path(sys.executable), b_python, SERIES, out, extra=extra)
-    t0 = time.monotonic()
-    result = confirm.run(source, plan, "bigger")
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    outer, inner = lock.path(), out.parent / "inner.lock"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with lock.held(outer, say, "ab_injection.py"), _environ(lock.ENV, str(inner)):
+        t0 = time.monotonic()
+        result = confirm.run(source, plan, "bigger")
+        minutes = (time.monotonic() - t0) / 60
     result = replace(result, better=source.better or "bigger")
     return {"answer": result.answer, "direction": result.direction, "delta": result.delta,
-            "p_value": result.p_value, "pairs": result.pairs, "minutes": (time.monotonic() - t0) / 60,
+            "p_value": result.p_value, "pairs": result.pairs, "minutes": minutes,
             "stopped": result.stopped}
+
+
+@contextlib.contextmanager
+def _environ(name: str, value: str):
+    old = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if old is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = old
 
 
 def main() -> int:

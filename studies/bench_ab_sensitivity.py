@@ -55,13 +55,50 @@ GOALS = {"identical": ("unchanged", 20), "wider": ("slower", 19)}  # of 20
 
 def widen_site(width: int) -> str:
     """A sitecustomize.py that builds the MLP with its two hidden layers at `width` units
-    (studies/ab_injection.py uses it too)."""
+    (studies/ab_injection.py uses it too), and grows the committed weights and
+    Adam state (workers v13 start every timed train call from them, and the
+    predict gate compares against them) to that width with zeros: the added
+    units take no input and feed nothing, so the model computes the same
+    logits, passes the same gate and learns the same, while each step does
+    the wider layers' multiply-adds."""
     return f'''"""Test-only (studies/bench_ab_sensitivity.py): the MLP's hidden layers at {width} units."""
 import importlib.abc
 import importlib.machinery
 import sys
 
 TARGET = "bench.measure.workloads.mlp"
+GATE = "bench.measure.workloads.gate"
+WIDTH = {width}
+
+
+def grown(arrays):
+    """The MLP's six arrays (dense1 kernel and bias, dense2's, the logits'), hidden units padded with zeros."""
+    import numpy as np
+
+    k1, b1, k2, b2, k3, b3 = arrays
+    extra = WIDTH - k1.shape[1]
+    if extra <= 0:
+        return tuple(arrays)
+    return (np.pad(k1, ((0, 0), (0, extra))), np.pad(b1, (0, extra)), np.pad(k2, ((0, extra), (0, extra))),
+            np.pad(b2, (0, extra)), np.pad(k3, ((0, extra), (0, 0))), b3)
+
+
+def widen_gate(gate):
+    import dataclasses
+
+    load_reference, load_train_start = gate.load_reference, gate.load_train_start
+
+    def reference(model, path=None):
+        ref = load_reference(model, path)
+        return dataclasses.replace(ref, weights=grown(ref.weights)) if model == "mlp" else ref
+
+    def train_start(model, path=None):
+        start = load_train_start(model, path)
+        if model != "mlp":
+            return start
+        return dataclasses.replace(start, momentums=grown(start.momentums), velocities=grown(start.velocities))
+
+    gate.load_reference, gate.load_train_start = reference, train_start
 
 
 def build():
@@ -69,21 +106,24 @@ def build():
     from keras import layers
 
     inputs = keras.Input(shape=(784,), name="pixels")
-    x = layers.Dense({width}, activation="relu", name="dense1")(inputs)
-    x = layers.Dense({width}, activation="relu", name="dense2")(x)
+    x = layers.Dense(WIDTH, activation="relu", name="dense1")(inputs)
+    x = layers.Dense(WIDTH, activation="relu", name="dense2")(x)
     return keras.Model(inputs, layers.Dense(10, name="logits")(x), name="mlp")
 
 
 class _Widen(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
-        if name != TARGET:
+        if name not in (TARGET, GATE):
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         run = spec.loader.exec_module
 
         def exec_module(module):
             run(module)
-            module.build = build
+            if name == TARGET:
+                module.build = build
+            else:
+                widen_gate(module)
 
         spec.loader.exec_module = exec_module
         return spec

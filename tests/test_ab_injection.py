@@ -60,4 +60,32 @@ def test_b_is_this_python_behind_a_wrapper_either_way(study, tmp_path):
         b = study.make_b_python(tmp_path / kind, kind, 0.03)
         assert b.read_text().endswith(f'exec "{sys.executable}" "$@"\n')
     assert not (tmp_path / "identical" / "sitecustomize.py").exists()
-    assert "Dense(262" in (tmp_path / "compute" / "sitecustomize.py").read_text()
+    assert "WIDTH = 262\n" in (tmp_path / "compute" / "sitecustomize.py").read_text()
+
+
+def test_the_widened_mlp_starts_from_the_committed_weights_grown_with_zeros(study):
+    """Under workers v13 every timed train call starts from the committed weights
+    and Adam state, and predict's gate compares with them: the widened MLP gets
+    them grown to its width, and computes the same logits from them."""
+    import numpy as np
+
+    from bench.measure.workloads import gate
+
+    site = {}
+    exec(study.widen_site(study.width_for(0.03)), site)
+    fake = types.SimpleNamespace(load_reference=gate.load_reference, load_train_start=gate.load_train_start)
+    site["widen_gate"](fake)
+    ref, wide = gate.load_reference("mlp"), fake.load_reference("mlp")
+    assert [w.shape for w in wide.weights] == [(784, 262), (262,), (262, 262), (262,), (262, 10), (10,)]
+
+    def logits(w, x):
+        h = np.maximum(x @ w[0] + w[1], 0)
+        return np.maximum(h @ w[2] + w[3], 0) @ w[4] + w[5]
+
+    x = np.random.default_rng(0).random((16, 784), dtype=np.float32)
+    assert np.allclose(logits(wide.weights, x), logits(ref.weights, x), atol=1e-5)
+    start, grown = gate.load_train_start("mlp"), fake.load_train_start("mlp")
+    assert [m.shape for m in grown.momentums] == [w.shape for w in wide.weights] == [v.shape for v in grown.velocities]
+    assert grown.iterations == start.iterations and np.array_equal(grown.momentums[0][:, :256], start.momentums[0])
+    cnn = fake.load_reference("cnn")  # other models as committed
+    assert all(np.array_equal(a, b) for a, b in zip(cnn.weights, gate.load_reference("cnn").weights))
