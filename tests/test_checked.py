@@ -27,6 +27,8 @@ def settled(root: Path, seconds: float = 3600) -> None:
 
 def with_summary(tmp_path) -> Path:
     data = write_data(list(history(120, targets=(("jax", "cpu"), ("torch", "cpu")))), tmp_path / "d")
+    broken = sorted((data / "runs").glob("*/*/*"))[3] / "torch--cpu--broken-1.json"
+    broken.write_text("{not a record")  # a "skipped" line in a month read in part
     assert cli.main(["summary", "--data", str(data)]) == 0
     settled(data)
     return data
@@ -45,6 +47,7 @@ def test_a_trusted_read_gives_the_lines_a_checked_one_gives(tmp_path):
     assert first[1:] == again[1:] and first[0].coverage == again[0].coverage
     key = lambda line: line["path"]  # noqa: E731
     assert sorted(first[0].lines, key=key) == sorted(again[0].lines, key=key) and len(first[0].lines) > 0
+    assert sum("skipped" in line for line in again[0].lines) == 1
     whole = summary.read(data)[0]
     assert sorted(whole.lines, key=key) == sorted(summary.read(data)[0].lines, key=key)
 
