@@ -10,6 +10,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from bench import cli
 from bench.records import checked, summary
 from bench.records.synthetic import history
@@ -18,8 +20,15 @@ from tests.helpers import T0, make_record, ok, write_data
 NEEDLE = (summary.target_needle("jax", "cpu"),)
 
 
+@pytest.fixture(autouse=True)
+def no_racy_window(monkeypatch):
+    """What a test wrote before a read counts as settled: a file's ctime cannot
+    be set back, so these tests take RACY as 0 (its own test puts it back)."""
+    monkeypatch.setattr(checked, "RACY", 0.0)
+
+
 def settled(root: Path, seconds: float = 3600) -> None:
-    """Every file and folder under root dated `seconds` ago: out of the racy window."""
+    """Every file and folder under root dated `seconds` ago (its mtime; its ctime stays now)."""
     then = time.time() - seconds
     for path in [root, *root.rglob("*")]:
         os.utime(path, (then, then), follow_symlinks=False)
@@ -38,18 +47,26 @@ def memo_file(data: Path) -> dict:
     return json.loads(checked._cache_file(os.path.realpath(data)).read_text())
 
 
-def test_a_trusted_read_gives_the_lines_a_checked_one_gives(tmp_path):
+def trusting(monkeypatch):
+    """From here on a read that walks runs/ or hashes a month's paths fails: it must trust the memo."""
+    def refuse(*_a, **_k):
+        raise AssertionError("checked again what the memo holds")
+    monkeypatch.setattr(summary, "on_disk", refuse)
+    monkeypatch.setattr(summary, "_bytes_hash", refuse)
+
+
+def test_a_trusted_read_gives_the_lines_a_checked_one_gives(tmp_path, monkeypatch):
     data = with_summary(tmp_path)
     first = summary.read_some(data, NEEDLE, 2)
+    whole = summary.read(data)[0]
     remembered = memo_file(data)
     assert remembered["walk"]["folders"] and len(remembered["files"]) == len(list((data / "summary").glob("*.jsonl")))
+    trusting(monkeypatch)
     again = summary.read_some(data, NEEDLE, 2)
     assert first[1:] == again[1:] and first[0].coverage == again[0].coverage
-    key = lambda line: line["path"]  # noqa: E731
-    assert sorted(first[0].lines, key=key) == sorted(again[0].lines, key=key) and len(first[0].lines) > 0
+    assert first[0].lines == again[0].lines and len(first[0].lines) > 0  # the same lines, in the same order
     assert sum("skipped" in line for line in again[0].lines) == 1
-    whole = summary.read(data)[0]
-    assert sorted(whole.lines, key=key) == sorted(summary.read(data)[0].lines, key=key)
+    assert summary.read(data)[0].lines == whole.lines
 
 
 def test_a_record_added_after_the_check_makes_the_summary_stale_again(tmp_path):
@@ -66,25 +83,82 @@ def test_a_month_file_changed_after_the_check_is_checked_again(tmp_path):
     data = with_summary(tmp_path)
     assert summary.read_some(data, NEEDLE, 1)[0] is not None
     first = sorted((data / "summary").glob("????-??.jsonl"))[0]
-    lines = first.read_text().splitlines()
-    first.write_text("\n".join(lines[1:]) + "\n")  # a line gone: its paths no longer match its coverage
+    text, stat = first.read_text(), first.stat()
+    # One path changed in place: the same file, the same size, its mtime set back
+    # (as rsync -a or touch -r would); only its ctime tells. Its paths no longer match its coverage.
+    first.write_text(text.replace('"path":"runs/', '"path":"rung/', 1))
+    os.utime(first, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert (first.stat().st_ino, first.stat().st_size) == (stat.st_ino, stat.st_size)
     found, why, _ = summary.read_some(data, NEEDLE, 1)
     assert found is None and first.name in why
 
 
-def test_what_changed_within_the_racy_window_is_not_remembered(tmp_path):
-    data = with_summary(tmp_path)
-    settled(data, seconds=0)  # every folder just touched: within RACY of the check
+def test_what_changed_within_the_racy_window_is_not_remembered(tmp_path, monkeypatch):
+    monkeypatch.setattr(checked, "RACY", 2.0)
+    data = with_summary(tmp_path)  # every file's ctime is now, whatever its mtime says
     assert summary.read_some(data, NEEDLE, 2)[0] is not None
     assert not checked._cache_file(os.path.realpath(data)).exists()
 
 
-def test_a_broken_or_foreign_memo_is_checked_again(tmp_path):
+def test_a_broken_foreign_or_hand_made_memo_is_checked_again(tmp_path):
     data = with_summary(tmp_path)
-    path = checked._cache_file(os.path.realpath(data))
+    root = os.path.realpath(data)
+    path = checked._cache_file(root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    for text in ("{not json", json.dumps({"format": checked.FORMAT, "root": "/elsewhere", "walk": None, "files": {}}),
-                 json.dumps({"format": checked.FORMAT, "root": os.path.realpath(data), "walk": {"folders": 3}, "files": {}})):
+    hand_made_fresh = {"folders": {}, "months": {"2020-01": [1, "0" * 64]}}  # no folder to stat: not trusted
+    for text in ("{not json", "[" * 200_000 + "]" * 200_000,
+                 json.dumps({"format": checked.FORMAT, "root": "/elsewhere", "walk": None, "files": {}}),
+                 json.dumps({"format": checked.FORMAT, "root": root, "walk": None}),
+                 json.dumps({"format": checked.FORMAT, "root": root, "walk": None, "files": []}),
+                 json.dumps({"format": checked.FORMAT, "root": root, "walk": {"folders": 3}, "files": {}}),
+                 json.dumps({"format": checked.FORMAT, "root": root, "walk": hand_made_fresh, "files": {}})):
         path.write_text(text)
         found, why, _ = summary.read_some(data, NEEDLE, 2)
         assert found is not None and why == ""
+        assert summary.read(data)[0] is not None
+    (data / "summary" / "2026-09.jsonl").unlink()
+    path.write_text(json.dumps({"format": checked.FORMAT, "root": root, "walk": hand_made_fresh, "files": {}}))
+    assert summary.read(data)[0] is None
+
+
+def test_bench_memo_off_remembers_nothing(tmp_path, monkeypatch):
+    data = with_summary(tmp_path)
+    monkeypatch.setenv(checked.OFF, "off")
+    assert summary.read_some(data, NEEDLE, 2)[0] is not None and checked._cache_file(os.path.realpath(data)) is None
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")
+    monkeypatch.delenv(checked.OFF)
+    assert checked._cache_file(os.path.realpath(data)) is None
+
+
+def test_a_record_removed_or_renamed_after_the_check_is_seen(tmp_path):
+    for change in ("remove", "rename"):
+        data = with_summary(tmp_path / change)
+        assert summary.read(data)[0] is not None
+        victim = sorted((data / "runs").rglob("*.json"))[10]
+        if change == "remove":
+            victim.unlink()
+        else:
+            victim.rename(victim.with_name("jax--cpu--renamed-1.json"))
+        assert summary.read(data)[0] is None and summary.read_some(data, NEEDLE, 2)[0] is None
+
+
+def test_a_record_in_a_folder_outside_the_layout_is_seen_after_the_check(tmp_path):
+    data = write_data(list(history(60, targets=(("jax", "cpu"),))), tmp_path / "d")
+    notes = sorted((data / "runs").glob("*"))[0] / "notes" / "deep"
+    notes.mkdir(parents=True)
+    (notes / "README").write_text("not a record\n")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    settled(data)
+    assert summary.read(data)[0] is not None
+    (notes / "stray.json").write_text("{}")  # only that folder's times move
+    found, why = summary.read(data)
+    assert found is None and "stray.json is not in a runs/YYYY/MM/ folder" in why
+
+
+def test_a_new_month_after_the_check_is_seen(tmp_path):
+    data = with_summary(tmp_path)
+    assert summary.read(data)[0] is not None
+    late = make_record([ok("mlp", "train", 5.0)], device="cpu", started_at=T0 + timedelta(days=70), run_id="new")
+    write_data([late], data)
+    found, why = summary.read(data)
+    assert found is None and "is not in it" in why

@@ -8,26 +8,34 @@ Two checks make most of `bench show`'s time at ten years (docs/scale.md):
 - a month read in part (summary.read_some): every line's path is taken
   from its text and hashed, against the month's coverage.
 
-Both read names only, and a record is never edited. A folder's mtime moves
-whenever an entry of it is added, removed or renamed; a file's (size, mtime,
-inode) whenever it is written or replaced. So while every folder the walk
-listed, and a month file, stat as they did, their answers stand, and
-knowing that costs one stat per folder (a tenth of the walk, measured).
+Both read names only, and a record is never edited. A folder's mtime and
+ctime move whenever an entry of it is added, removed or renamed; a file's
+ctime whenever it is written, renamed or its times are set (rsync -a, cp -p,
+tar and touch set mtime, nothing sets ctime), and a replaced file has another
+(device, inode). So while every folder the walk listed stats with the same
+(mtime, ctime), and a month file with the same (device, inode, size, mtime,
+ctime), their answers stand; knowing that costs one stat per folder (a
+tenth of the walk, measured). A month file is stat'ed through the open file
+it is read from, so a file swapped in between is never taken for the one checked.
 
 Timestamps are coarse (a few ms): a change in the same tick as a check would
-leave its mtime as remembered. As git does for its index, nothing whose
-mtime lies within RACY seconds of the check is remembered; the next reader
-checks it again.
+leave its times as remembered. As git does for its index, nothing whose
+mtime or ctime lies within RACY seconds of the check is remembered; the next
+reader checks it again. A network filesystem whose clock is off by more than
+that, or one whose folder times do not move, should not be trusted so:
+BENCH_MEMO=off turns the memo off.
 
 Kept at $XDG_CACHE_HOME/keras-nightly-bench/checked-<sha256 of the data
-folder's real path>.json (~/.cache when the variable is unset): on this
-machine, never on the data branch. A file that is missing, unreadable, of
-another format or of another folder means "check again"; a failure to write
-it is ignored (the reader loses the speed, nothing else).
+folder's real path>.json (~/.cache when the variable is unset; no memo when
+neither gives an absolute path): on this machine, never on the data branch.
+A file that is missing, unreadable, of another shape or format, or of
+another folder means "check again"; a failure to write it is ignored (the
+reader loses the speed, nothing else).
 
-Format history: 1 (2026-12-07): {"format", "root", "walk": {"folders":
-  {relpath: mtime_ns}, "months": {"YYYY-MM": [count, hash]}}, "files":
-  {"YYYY-MM": [size, mtime_ns, inode, count, hash]}}.
+Format history: 1 (2026-12-07): {"format", "root", "walk": null or
+  {"folders": {relpath: [mtime_ns, ctime_ns]} (runs/ itself as "runs"),
+  "months": {"YYYY-MM": [count, hash]}}, "files": {"YYYY-MM": [device,
+  inode, size, mtime_ns, ctime_ns, count, hash]}}.
 """
 
 from __future__ import annotations
@@ -42,19 +50,32 @@ from typing import Mapping
 from bench.records import atomic
 
 FORMAT = 1
-RACY = 2.0  # seconds: well above any filesystem's timestamp tick
+RACY = 2.0  # seconds: above the timestamp tick of local filesystems (FAT's is 2 s: the comparison is strict)
+OFF = "BENCH_MEMO"  # "off": check everything every time
 
 
-def _cache_file(root: str) -> Path:
+def _cache_file(root: str) -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "keras-nightly-bench" / f"checked-{hashlib.sha256(root.encode()).hexdigest()[:32]}.json"
-
-
-def _mtime(path: str) -> int | None:
+    if os.environ.get(OFF) == "off" or not os.path.isabs(base):
+        return None
     try:
-        return os.stat(path).st_mtime_ns
+        name = hashlib.sha256(root.encode()).hexdigest()[:32]
+    except UnicodeEncodeError:  # a path of bytes that are not UTF-8
+        return None
+    return Path(base) / "keras-nightly-bench" / f"checked-{name}.json"
+
+
+def _times(path: str) -> list[int] | None:
+    try:
+        s = os.stat(path)
     except OSError:
         return None
+    return [s.st_mtime_ns, s.st_ctime_ns]
+
+
+def file_key(stat: os.stat_result) -> list[int]:
+    """What says a month file is the one checked: [device, inode, size, mtime_ns, ctime_ns]."""
+    return [stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns]
 
 
 class Memo:
@@ -62,67 +83,83 @@ class Memo:
 
     def __init__(self, data_dir: str | Path):
         self.root = os.path.realpath(str(data_dir))
-        self.started = time.time_ns()  # what changed after this is not trusted (RACY)
+        self.started = time.time_ns()  # what changed after RACY before this is not trusted
+        self._file = _cache_file(self.root)
         self._data = self._load()
         self._dirty = False
 
     def _load(self) -> dict:
+        empty = {"format": FORMAT, "root": self.root, "walk": None, "files": {}}
+        if self._file is None:
+            return empty
         try:
-            data = json.loads(_cache_file(self.root).read_text(encoding="utf-8"))
-            if isinstance(data, dict) and data.get("format") == FORMAT and data.get("root") == self.root:
-                return data
-        except (OSError, ValueError):
-            pass
-        return {"format": FORMAT, "root": self.root, "walk": None, "files": {}}
+            data = json.loads(self._file.read_text(encoding="utf-8"))
+        except Exception:  # noqa: BLE001 - unreadable, not JSON, nested past the recursion limit: check again
+            return empty
+        return data if _well_formed(data, self.root) else empty
 
-    def _settled(self, mtime_ns: int) -> bool:
-        return mtime_ns < self.started - int(RACY * 1e9)
+    def _settled(self, times: list[int]) -> bool:
+        return max(times) < self.started - int(RACY * 1e9)
 
     # The walk: {month: (count, hash)} of runs/, while no folder it listed changed.
     def walk(self) -> dict[str, tuple[int, str]] | None:
-        walk = self._data.get("walk")
-        try:
-            if walk and all(_mtime(os.path.join(self.root, rel)) == m for rel, m in walk["folders"].items()):
-                return {month: (int(c), str(h)) for month, (c, h) in walk["months"].items()}
-        except (TypeError, ValueError, AttributeError):
-            pass
+        walk = self._data["walk"]
+        if walk and all(_times(os.path.join(self.root, rel)) == t for rel, t in walk["folders"].items()):
+            return {month: (c, h) for month, (c, h) in walk["months"].items()}
         return None
 
     def remember_walk(self, folders: list[str], months: Mapping[str, tuple[int, str]]) -> None:
-        """`folders`: every folder the walk listed (absolute); `months`: its answer."""
+        """`folders`: every folder whose entries the walk read (absolute; runs/ first); `months`: its answer."""
         stamps = {}
         for path in folders:
-            m = _mtime(path)
-            if m is None or not self._settled(m):
+            t = _times(path)
+            if t is None or not self._settled(t):
                 return
-            stamps[os.path.relpath(path, self.root)] = m
-        self._data["walk"] = {"folders": stamps, "months": {k: list(v) for k, v in months.items()}}
-        self._dirty = True
+            stamps[os.path.relpath(path, self.root)] = t
+        if "runs" in stamps:
+            self._data["walk"] = {"folders": stamps, "months": {k: list(v) for k, v in months.items()}}
+            self._dirty = True
 
-    # A month file: whether it was found to hold exactly the paths (count, hash).
-    def holds(self, path: str | Path, month: str, count: int, digest: str) -> bool:
-        got = self._data["files"].get(month)
-        return got is not None and got == [*_stat(path), count, digest]
+    # A month file: whether the open file `stat` is one found to hold exactly the paths (count, hash).
+    def holds(self, stat: os.stat_result, month: str, count: int, digest: str) -> bool:
+        return self._data["files"].get(month) == [*file_key(stat), count, digest]
 
-    def remember_file(self, path: str | Path, month: str, count: int, digest: str) -> None:
-        stat = _stat(path)
-        if stat[1] is not None and self._settled(stat[1]):
-            self._data["files"][month] = [*stat, count, digest]
+    def remember_file(self, stat: os.stat_result, month: str, count: int, digest: str) -> None:
+        """`stat`: os.fstat of the open file that was read and found to hold (count, hash)."""
+        if self._settled([stat.st_mtime_ns, stat.st_ctime_ns]):
+            self._data["files"][month] = [*file_key(stat), count, digest]
             self._dirty = True
 
     def save(self) -> None:
-        if not self._dirty:
+        if not self._dirty or self._file is None:
             return
         try:
-            atomic.write_text(_cache_file(self.root), json.dumps(self._data, sort_keys=True) + "\n")
+            atomic.write_text(self._file, json.dumps(self._data, sort_keys=True) + "\n")
         except OSError:
             pass  # only the speed is lost
         self._dirty = False
 
 
-def _stat(path: str | Path) -> list:
-    try:
-        s = os.stat(path)
-        return [s.st_size, s.st_mtime_ns, s.st_ino]
-    except OSError:
-        return [None, None, None]
+def _well_formed(data, root: str) -> bool:
+    """Whether `data` is a memo of this format for `root`, every value of the shape the module docstring gives."""
+    if not (isinstance(data, dict) and data.get("format") == FORMAT and data.get("root") == root):
+        return False
+    files, walk = data.get("files"), data.get("walk")
+    if not (isinstance(files, dict) and all(_is_entry(v, 5) for v in files.values())):
+        return False
+    if walk is None:
+        return True
+    if not (isinstance(walk, dict) and isinstance(walk.get("folders"), dict) and isinstance(walk.get("months"), dict)):
+        return False
+    folders, months = walk["folders"], walk["months"]
+    return ("runs" in folders and all(isinstance(k, str) and _ints(v, 2) for k, v in folders.items())
+            and all(_is_entry(v, 0) for v in months.values()))
+
+
+def _ints(v, n: int) -> bool:
+    return isinstance(v, list) and len(v) == n and all(type(x) is int for x in v)
+
+
+def _is_entry(v, n: int) -> bool:
+    """[n ints, count, hash]."""
+    return (isinstance(v, list) and len(v) == n + 2 and _ints(v[:n + 1], n + 1) and isinstance(v[-1], str))
