@@ -2,7 +2,7 @@
 
   python -m bench confirm --series BACKEND/DEVICE/MODEL/MODE --good VERSION --bad VERSION
                           [--work DIR] [--out FILE] [--budget-minutes 20]
-                          [--first 8] [--step 4] [--max-pairs 40]
+                          [--first 8] [--step 8] [--max-pairs 72]
 
 GOOD is the last good keras-nightly version of the series, BAD the first bad
 one (the alert names both). Pipeline: load (benchmarks.yaml's compare
@@ -31,6 +31,9 @@ VERSION_HELP = "a keras-nightly version, e.g. 3.16.0.dev2026102704"
 
 
 def add_arguments(parser):
+    from bench.compare.confirm import Plan
+
+    confirm_plan = Plan()  # the defaults: bench/compare/confirm.py says why
     parser.add_argument("--series", required=True, metavar="BACKEND/DEVICE/MODEL/MODE")
     parser.add_argument("--good", required=True, metavar="VERSION", help=f"the last good nightly: {VERSION_HELP}")
     parser.add_argument("--bad", required=True, metavar="VERSION", help=f"the first bad nightly: {VERSION_HELP}")
@@ -39,9 +42,12 @@ def add_arguments(parser):
     parser.add_argument("--out", metavar="FILE", help="the result record (default: WORK/confirm.json)")
     parser.add_argument("--budget-minutes", type=float, default=20.0,
                         help="stop adding pairs when the next batch would pass this (default: 20)")
-    parser.add_argument("--first", type=positive_int, default=8, help="pairs before the first look (default: 8)")
-    parser.add_argument("--step", type=positive_int, default=4, help="pairs added per look (default: 4)")
-    parser.add_argument("--max-pairs", type=positive_int, default=40, help="the most pairs (default: 40)")
+    parser.add_argument("--first", type=positive_int, default=confirm_plan.first,
+                        help=f"pairs before the first look (default: {confirm_plan.first})")
+    parser.add_argument("--step", type=positive_int, default=confirm_plan.step,
+                        help=f"pairs added per look (default: {confirm_plan.step})")
+    parser.add_argument("--max-pairs", type=positive_int, default=confirm_plan.max_pairs,
+                        help=f"the most pairs (default: {confirm_plan.max_pairs})")
 
 
 def main(args) -> int:
