@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -144,7 +145,8 @@ def measure_set(name: str, data: Path, first: Path, scratch: Path, repeats: int,
         sides["records"] = (bench(*show, str(plain)), ROOT)
     # The first show after a clone checks the summary in full; it leaves what it
     # checked for the next reader (bench.records.checked), as report and site do.
-    cold = ["sh", "-c", f'XDG_CACHE_HOME="$(mktemp -d -p {scratch})" exec "$0" "$@"', *bench(*show, str(data))]
+    cold = ["sh", "-c", f'XDG_CACHE_HOME="$(mktemp -d -p {shlex.quote(str(scratch))})" exec "$0" "$@"',
+            *bench(*show, str(data))]
     sides["summary, nothing remembered"] = (cold, ROOT)
     times = side_by_side(sides, repeats)
     row(name, "show jax/rtx-5070-ti/cnn/train", times, "≤ 0.5 s (10y)")

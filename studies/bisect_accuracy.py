@@ -1,7 +1,7 @@
 """How often `bench bisect` finds the slow commit, and in how many probes.
 
     .venv/bin/python studies/bisect_accuracy.py [--runs 20] [--commits 64] [--noise 0.02]
-                                                [--slowdown 0.10] [--pairs 40]
+                                                [--slowdown 0.10] [--pairs N]
 
 Each run: a fresh stand-in history (tests/standin.py: a git repository of
 `--commits` commits after good; one, at a seeded random position, makes the
@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.compare import bisect as b  # noqa: E402
 from bench.config import load  # noqa: E402
+from bench.compare import confirm  # noqa: E402
 from tests.standin import FakeRunner, make_history  # noqa: E402
 
 
@@ -36,7 +37,8 @@ def main() -> int:
     p.add_argument("--commits", type=int, default=64)
     p.add_argument("--noise", type=float, default=0.02)
     p.add_argument("--slowdown", type=float, default=0.10)
-    p.add_argument("--pairs", type=int, default=40, help="the most worker pairs per probe (the confirm loop adds them until it decides)")
+    p.add_argument("--pairs", type=int, default=confirm.Plan().max_pairs,
+                   help="the most worker pairs per probe (the confirm loop adds them until it decides; default: the plan's)")
     args = p.parse_args()
     settings = load().compare
     budget = 1 + math.ceil(math.log2(args.commits))

@@ -58,7 +58,7 @@ class FakeRunner:
     """probe(commit) -> Probe, measured by the fake A/B described above."""
 
     def __init__(self, root: Path, seed: int = 0, noise: float = 0.02, settings: Compare = Compare(),
-                 max_pairs: int = 40):
+                 max_pairs: int = confirm.Plan().max_pairs):
         self.root, self.rng, self.noise, self.settings = root, random.Random(seed), noise, settings
         self.max_pairs = max_pairs
         self.calls: list[str] = []

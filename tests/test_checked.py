@@ -162,3 +162,13 @@ def test_a_new_month_after_the_check_is_seen(tmp_path):
     write_data([late], data)
     found, why = summary.read(data)
     assert found is None and "is not in it" in why
+
+
+def test_a_data_folder_reached_through_a_link_is_remembered_as_itself(tmp_path, monkeypatch):
+    data = with_summary(tmp_path)
+    link = tmp_path / "link"
+    link.symlink_to(data, target_is_directory=True)
+    assert summary.read(link)[0] is not None
+    assert memo_file(data)["walk"]["folders"]["runs"]  # the same memo as the folder's own
+    trusting(monkeypatch)
+    assert summary.read(link)[0] is not None and summary.read(data)[0] is not None

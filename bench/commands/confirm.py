@@ -2,7 +2,7 @@
 
   python -m bench confirm --series BACKEND/DEVICE/MODEL/MODE --good VERSION --bad VERSION
                           [--work DIR] [--out FILE] [--budget-minutes 20]
-                          [--first 8] [--step 8] [--max-pairs 72]
+                          [--first 8] [--step 8] [--max-pairs 64]
 
 GOOD is the last good keras-nightly version of the series, BAD the first bad
 one (the alert names both). Pipeline: load (benchmarks.yaml's compare

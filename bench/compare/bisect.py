@@ -18,8 +18,10 @@ be beyond the noise, the question for each midpoint is which side of the
 step it is on, and half the step is a wider margin than the significance
 test's (studies/bisect_accuracy.py, 5 % slowdown, 2 % noise, 7 fixed pairs:
 58/100 right against 36/100 with the test at every midpoint). With each
-probe the confirm loop (at most 40 pairs), the same study: 20/20 right at
-10 % and at 5 %, 19/20 at 3 %, 7 probes each (docs/measurements.md).
+probe the confirm loop (then 8 pairs and 4 a look up to 40), the same study:
+20/20 right at 10 % and at 5 %, 19/20 at 3 %, 7 probes each
+(docs/measurements.md); a probe now takes the confirm plan's defaults
+(bench/compare/confirm.py Plan), up to 64 pairs.
 The culprit is always a probed commit, and the result gives its own
 verdict by the loop too.
 

@@ -73,13 +73,13 @@ class Plan:
     alpha: float = 0.01
     beta: float = 0.05
     magnitude: float = 0.03
-    # 9 looks, as 8 + 4 x 8 up to 40 pairs gave, so the same alpha and beta a
-    # look; 72 pairs let SAME and DIFFERENT come within reach where a pair
-    # moves 5 % (this VM's duet pairs: 6.5-8.3 %), which 40 did not
-    # (docs/measurements.md, "the confirm plan").
+    # 8 looks of 8 pairs, up to 64: what the 20-minute budget holds at this
+    # VM's 17 s a pair. Where a pair moves 5 % (this VM's duet pairs: 6.5-8.3 %)
+    # it meets the goals (3 % DIFFERENT, identical SAME, >= 95 % each), which
+    # 8 + 4 up to 40 did only to about 3.5 % (docs/measurements.md, "the confirm plan").
     first: int = 8
     step: int = 8
-    max_pairs: int = 72
+    max_pairs: int = 64
     budget_s: float | None = None
 
     def __post_init__(self):

@@ -82,7 +82,8 @@ class Memo:
     """The checks remembered for one data folder; `save()` writes what was added."""
 
     def __init__(self, data_dir: str | Path):
-        self.root = os.path.realpath(str(data_dir))
+        self.root = os.path.realpath(str(data_dir))  # names the memo: one per folder, however it is reached
+        self.base = os.path.abspath(str(data_dir))  # what the walk's paths start with (a link not resolved)
         self.started = time.time_ns()  # what changed after RACY before this is not trusted
         self._file = _cache_file(self.root)
         self._data = self._load()
@@ -104,7 +105,7 @@ class Memo:
     # The walk: {month: (count, hash)} of runs/, while no folder it listed changed.
     def walk(self) -> dict[str, tuple[int, str]] | None:
         walk = self._data["walk"]
-        if walk and all(_times(os.path.join(self.root, rel)) == t for rel, t in walk["folders"].items()):
+        if walk and all(_times(os.path.join(self.base, rel)) == t for rel, t in walk["folders"].items()):
             return {month: (c, h) for month, (c, h) in walk["months"].items()}
         return None
 
@@ -115,7 +116,7 @@ class Memo:
             t = _times(path)
             if t is None or not self._settled(t):
                 return
-            stamps[os.path.relpath(path, self.root)] = t
+            stamps[os.path.relpath(path, self.base)] = t
         if "runs" in stamps:
             self._data["walk"] = {"folders": stamps, "months": {k: list(v) for k, v in months.items()}}
             self._dirty = True
