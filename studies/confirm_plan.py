@@ -4,7 +4,7 @@
     .venv/bin/python studies/confirm_plan.py [--trials 40] [--noise 0.02 0.03 0.04 0.05 0.06 0.083]
                                              [--seconds-per-pair 17] [--budget-minutes 20]
 
-Simulated pairs, as tests/test_confirm.py draws them: B = A x (1 + effect),
+Simulated pairs, drawn by tests/test_confirm.py's source: B = A x (1 + effect),
 a host drift shared by both sides and each side's own log-normal noise, so
 a pair's log ratio moves by `noise`; the labels are the effects the pairs
 were built with. For each noise and plan, the confirm loop
@@ -20,31 +20,26 @@ Pure arithmetic: the numbers do not depend on the machine.
 from __future__ import annotations
 
 import argparse
-import math
-import random
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.compare import confirm  # noqa: E402
+from tests.test_confirm import source  # noqa: E402  (the tests' pairs: one way to make them)
 
 PLANS = {"8 + 4 up to 40 (before)": dict(step=4, max_pairs=40), "8 + 8 up to 64": dict(step=8, max_pairs=64),
          "8 + 8 up to 72": dict(step=8, max_pairs=72)}
 
 
-def pairs(effect: float, noise: float, seed: int, clock: list, per_pair: float, drift: float = 0.05):
-    rng = random.Random(seed)
+def pairs(effect: float, noise: float, seed: int, clock: list, per_pair: float):
+    """tests/test_confirm.py's pair source, its pairs paid for on `clock` at `per_pair` seconds each."""
+    draw = source(effect, noise, seed)
 
-    def draw(k):
+    def paced(k):
         clock[0] += per_pair * k
-        out = []
-        for _ in range(k):
-            host = 1000.0 * math.exp(rng.gauss(0, drift))
-            out.append((host * math.exp(rng.gauss(0, noise / math.sqrt(2))),
-                        host * (1 + effect) * math.exp(rng.gauss(0, noise / math.sqrt(2)))))
-        return out
-    return draw
+        return draw(k)
+    return paced
 
 
 def main() -> int:
