@@ -283,7 +283,7 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
 
 # A path holding a quote (escaped) is cut at it: its month then does not
 # match its coverage, and the reader reads the records, as for any stale month.
-_PATH = re.compile(rb'"path":"([^"]*)"(,"skipped":)?')  # keys sorted: a record's next is "rows" or "run_id"
+_PATH = re.compile(rb'"path":"([^"]*)"')
 
 
 def target_needle(backend: str, device: str) -> bytes:
@@ -322,22 +322,17 @@ def _some_lines(path: Path, needles: tuple, check) -> tuple[list[dict], list[byt
             # Mapped, not read: the month is searched, not copied (a third of the time at ten years).
             raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
         starts = _holding(raw, needles)
+        # A "skipped" line is {"path": ..., "skipped": ...}: found by its text; a
+        # line that holds that text by chance (and no needle) is dropped once parsed.
+        maybe = _holding(raw, (b'","skipped":',)) - starts
+        every = sorted(starts | maybe)
+        parsed = orjson.loads(b"[" + b",".join(_cut(raw, every)) + b"]")
+        lines = [x for at, x in zip(every, parsed) if at in starts or (isinstance(x, dict) and "skipped" in x)]
         paths: list[bytes] | None = None
         if check(stat):
-            found = _PATH.findall(raw)
-            # A "skipped" line is {"path": ..., "skipped": ...}.
-            starts.update(raw.find(b'{"path":"' + p + b'","skipped":') for p, skipped in found if skipped)
-            paths = [p for p, _ in found]
+            paths = _PATH.findall(raw)
             if b"\\" in b"".join(paths):  # an escape: the paths as text
                 paths = [orjson.loads(b'"' + x + b'"').encode() for x in paths]
-            lines = orjson.loads(b"[" + b",".join(_cut(raw, starts)) + b"]")
-        else:
-            # The same "skipped" lines, found by their text; a line that holds it
-            # by chance (and no needle) is dropped once parsed.
-            maybe = _holding(raw, (b'","skipped":',)) - starts
-            every = sorted(starts | maybe)
-            parsed = orjson.loads(b"[" + b",".join(_cut(raw, every)) + b"]")
-            lines = [x for at, x in zip(every, parsed) if at in starts or (isinstance(x, dict) and "skipped" in x)]
         if isinstance(raw, mmap.mmap):
             raw.close()
     except (OSError, ValueError) as e:
