@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import time
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -153,6 +153,27 @@ def test_a_record_in_a_folder_outside_the_layout_is_seen_after_the_check(tmp_pat
     (notes / "stray.json").write_text("{}")  # only that folder's times move
     found, why = summary.read(data)
     assert found is None and "stray.json is not in a runs/YYYY/MM/ folder" in why
+
+
+def test_a_record_added_walks_only_its_month_again_and_finds_what_a_whole_walk_finds(tmp_path, monkeypatch):
+    data = with_summary(tmp_path)
+    assert summary.read(data)[0] is not None
+    newest = sorted((data / "runs").glob("*/*/*"))[-1]  # a night's folder of the newest month
+    late = make_record([ok("mlp", "train", 5.0)], device="cpu", run_id="late",
+                       started_at=datetime.strptime("/".join(newest.parts[-3:]), "%Y/%m/%d").replace(tzinfo=timezone.utc))
+    write_data([late], data)
+    month = "-".join(newest.parts[-3:-1])
+    whole = {m: summary.month_hash(paths) for m, paths in summary.on_disk(data).items()}
+    walked = []
+    real = summary._folder
+    monkeypatch.setattr(summary, "_folder", lambda path, listed: walked.append(path) or real(path, listed))
+    monkeypatch.setattr(summary, "on_disk", lambda *_a, **_k: pytest.fail("walked all of runs/"))
+    memo = checked.Memo(data)
+    assert summary._disk_months(data, memo) == (whole, None)
+    assert walked and all(Path(p).is_relative_to(data / "runs" / month.replace("-", "/")) for p in walked)
+    memo.save()
+    walked.clear()
+    assert summary._disk_months(data, checked.Memo(data)) == (whole, None) and walked == []  # remembered again, whole
 
 
 def test_a_new_month_after_the_check_is_seen(tmp_path):

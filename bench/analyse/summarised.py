@@ -295,13 +295,23 @@ class _Won:
             # nights their environment, and the site indexes them by identity.
             same: dict = {}
             one = same.setdefault
+            # A line whose env (or states) equals the line before's, as lists (one
+            # comparison in C), takes that line's tuples: made and hashed once a
+            # run of equal lines, not once a line (a night's records follow each other).
+            env_list = states_list = env = made = None
             for t, line in self._lines:
                 run = (t, line["attempt"], line["run_id"], line["keras_version"] or "", line["url"] or "")
                 runs.append(one(run, run))
-                env = tuple(map(tuple, line["env"]))
-                envs.append(one(env, env))
+                if line["env"] != env_list:
+                    env_list = line["env"]
+                    env = tuple(map(tuple, env_list))
+                    env = one(env, env)
+                envs.append(env)
                 first.append(len(states))
-                states += [one(x, x) for x in (tuple(map(tuple, state)) for state in line["states"])]
+                if line["states"] != states_list:
+                    states_list = line["states"]
+                    made = [one(x, x) for x in (tuple(map(tuple, state)) for state in states_list)]
+                states += made
                 hosts.append(line["host"])
             self._fields = runs, envs, first, states, hosts if any(hosts) else None
         return self._fields

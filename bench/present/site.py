@@ -70,6 +70,7 @@ import re
 import shutil
 import tempfile
 from itertools import chain, repeat
+from operator import sub
 from dataclasses import dataclass
 from datetime import date, datetime
 from importlib import resources
@@ -119,7 +120,8 @@ def _day(d: date) -> int:
 
 def _deltas(xs: Sequence[int]) -> list[int]:
     # Nightly days and run indices mostly step by 1: "1," is cheaper than "20423,".
-    return [x - before for before, x in zip(chain((0,), xs), xs)]
+    # map in C: 361,000 values at ten years x 100 series, twice.
+    return list(map(sub, xs, chain((0,), xs)))
 
 
 def _round(v: float) -> float:
@@ -245,14 +247,15 @@ class _Table(dict):
     365,000 points hash 91,000 tuples and are then looked up by id."""
 
     def __init__(self, lists: Iterable[Sequence], more: Iterable = ()):
-        objects = {id(x): x for xs in lists for x in xs}
+        objects: dict[int, object] = {}
+        for xs in lists:  # zip and map in C: 361,000 points
+            objects.update(zip(map(id, xs), xs))
         super().__init__((x, i) for i, x in enumerate(sorted(set(objects.values()) | set(more))))
         self.by_id = {i: self[x] for i, x in objects.items()}
 
     def indices(self, xs: Sequence) -> list[int]:
         """The index of each of `xs`, objects the table was made from."""
-        by_id = self.by_id
-        return [by_id[id(x)] for x in xs]
+        return list(map(self.by_id.__getitem__, map(id, xs)))
 
 
 def _run_table(tails: Iterable[_Tail]) -> _Table:
@@ -312,7 +315,7 @@ def _arrays(tail: _Tail, runs: _Table, envs: _Table | None, shifts: list) -> dic
     them), indexed into `runs` and `envs`; `shifts`: the whole series' host shifts."""
     c, i = tail.cols, tail.start
     return {
-        "days": _deltas([x - _EPOCH for x in map(date.toordinal, c.days[i:])]),
+        "days": _deltas(list(map(sub, map(date.toordinal, c.days[i:]), repeat(_EPOCH)))),
         "values": _rounded(c.values[i:]),
         "run": _deltas(runs.indices(c.runs[i:])),
         "failures": [[_day(f.started_at.date()), runs[run_of(f)], f.kind, _cut(f.message)]
@@ -385,7 +388,19 @@ def write_site(site_dir: str | Path, series: Mapping[SeriesKey, Series], rows: S
 
 
 def _json(data: dict) -> str:
-    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    """Compact JSON, keys sorted. Written by orjson: a tenth of json's time on the
+    site's 361,000 values at ten years x 100 series (0.16 s). Its floats are
+    the shortest that read back the same, as json's, but written out under
+    1e-4 where json writes an exponent (0.000015 for 1.5e-05): the same numbers.
+    A record's values are finite (its schema), and so is every value here.
+    orjson refuses an integer past 64 bits, which a hostile record may hold
+    where its schema bounds none: json writes that data."""
+    import orjson
+
+    try:
+        return orjson.dumps(data, option=orjson.OPT_SORT_KEYS).decode()
+    except TypeError:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _write_histories(stage: Path, index: dict, series: Mapping[SeriesKey, Series], repository: str | None,

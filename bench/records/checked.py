@@ -45,7 +45,7 @@ import json
 import os
 import time
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Mapping
 
 from bench.records import atomic
 
@@ -65,7 +65,8 @@ def _cache_file(root: str) -> Path | None:
     return Path(base) / "keras-nightly-bench" / f"checked-{name}.json"
 
 
-def _times(path: str) -> list[int] | None:
+def folder_times(path: str) -> list[int] | None:
+    """[mtime_ns, ctime_ns] of `path`, None when it cannot be stat'ed: what says a folder's entries are as they were."""
     try:
         s = os.stat(path)
     except OSError:
@@ -88,6 +89,7 @@ class Memo:
         self._file = _cache_file(self.root)
         self._data = self._load()
         self._dirty = False
+        self._kept: dict[str, list[int]] = {}  # what walk() found as remembered, for remember_walk
 
     def _load(self) -> dict:
         empty = {"format": FORMAT, "root": self.root, "walk": None, "files": {}}
@@ -102,21 +104,48 @@ class Memo:
     def _settled(self, times: list[int]) -> bool:
         return max(times) < self.started - int(RACY * 1e9)
 
-    # The walk: {month: (count, hash)} of runs/, while no folder it listed changed.
-    def walk(self) -> dict[str, tuple[int, str]] | None:
+    # The walk: {month: (count, hash)} of runs/, a month at a time, while no folder of it changed.
+    def walk(self, is_month: Callable[[str], bool]) -> tuple[dict[str, tuple[int, str]], list[str]] | None:
+        """(held, stale) of the remembered walk: the months none of whose
+        folders (runs/YYYY/MM and below) changed, with their (count, hash), and
+        the months with one that did, which the reader walks again (a night
+        added to the newest month: 30 folders, not 3,800). None when nothing
+        is remembered, or runs/, a year's folder or a folder outside the
+        layout (runs/YYYY/X, X no month by `is_month('YYYY-X')`) changed:
+        months may have come or gone, or a record may lie outside a month, so all is walked."""
         walk = self._data["walk"]
-        if walk and all(_times(os.path.join(self.base, rel)) == t for rel, t in walk["folders"].items()):
-            return {month: (c, h) for month, (c, h) in walk["months"].items()}
-        return None
+        if not walk:
+            return None
+        same: dict[str, bool] = {}
+        self._kept = {}
+        for rel, t in walk["folders"].items():
+            month = _month_of(rel)
+            held = folder_times(os.path.join(self.base, rel)) == t
+            if month is None or not is_month(month):
+                if not held:
+                    return None
+                self._kept[rel] = t
+                continue
+            same[month] = same.get(month, True) and held
+        stale = sorted(m for m, held in same.items() if not held)
+        self._kept.update((rel, t) for rel, t in walk["folders"].items() if same.get(_month_of(rel)))
+        return {m: (c, h) for m, (c, h) in walk["months"].items() if m not in stale}, stale
 
-    def remember_walk(self, folders: list[str], months: Mapping[str, tuple[int, str]]) -> None:
-        """`folders`: every folder whose entries the walk read (absolute; runs/ first); `months`: its answer."""
-        stamps = {}
-        for path in folders:
-            t = _times(path)
+    def remember_walk(self, folders: Mapping[str, list[int] | None], months: Mapping[str, tuple[int, str]],
+                      root: str) -> None:
+        """`folders`: every folder whose entries the walk read, with its [mtime_ns,
+        ctime_ns] as stat'ed before they were read (so a change while it ran
+        leaves other times than remembered), None when it could not be stat'ed;
+        each path starts with `root` (the data folder as the walk was given it,
+        with a trailing separator); `months`: the walk's answer. After walk()
+        gave stale months, `folders` are theirs, and the folders walk() found
+        as remembered are kept with them."""
+        stamps = dict(self._kept)
+        for path, t in folders.items():
             if t is None or not self._settled(t):
                 return
-            stamps[os.path.relpath(path, self.base)] = t
+            rel = path[len(root):] if path.startswith(root) else os.path.relpath(path, self.base)
+            stamps[rel] = t
         if "runs" in stamps:
             self._data["walk"] = {"folders": stamps, "months": {k: list(v) for k, v in months.items()}}
             self._dirty = True
@@ -139,6 +168,12 @@ class Memo:
         except OSError:
             pass  # only the speed is lost
         self._dirty = False
+
+
+def _month_of(rel: str) -> str | None:
+    """'YYYY-MM' of a folder runs/YYYY/MM[/...] as the memo names it; None for runs and runs/YYYY."""
+    parts = rel.split("/")
+    return f"{parts[1]}-{parts[2]}" if len(parts) >= 3 else None
 
 
 def _well_formed(data, root: str) -> bool:

@@ -110,24 +110,25 @@ def month_hash(paths: Iterable[str]) -> tuple[int, str]:
 OUTSIDE = "elsewhere"  # on_disk's key for files under runs/ but not in a runs/YYYY/MM/ folder
 
 
-def on_disk(data_dir: str | Path, listed: list[str] | None = None) -> dict[str, list[str]]:
+def on_disk(data_dir: str | Path, listed: dict[str, list[int] | None] | None = None) -> dict[str, list[str]]:
     """{month: [relpath, ...]} of every record file under DATA/runs (OUTSIDE:
     those not in a month's folder, which no summary covers). `listed`, when
-    given, gets every folder whose entries the walk read (bench.records.checked)."""
+    given, gets every folder whose entries the walk read, with its [mtime_ns,
+    ctime_ns] as stat'ed just before they were read (None when it could not
+    be): what bench.records.checked remembers, stat'ed here to save a second
+    pass over 3,800 folders."""
     root = os.path.join(str(data_dir), "")
     out: dict[str, list[str]] = {}
-    listed = [] if listed is None else listed
+    listed = {} if listed is None else listed
     # Walked a month folder at a time (as os.walk would: a link to a folder is
     # not followed), so that a file's month is its folder's, not worked out
     # again from each of 91,000 paths.
     outside = []
-    listed.append(os.path.join(root, "runs"))
-    for year in _folder(listed[-1]):
+    for year in _folder(os.path.join(root, "runs"), listed):
         if not year.is_dir() or year.is_symlink():
             outside.append(year.path)
             continue
-        listed.append(year.path)
-        for month in _folder(year.path):
+        for month in _folder(year.path, listed):
             if month.is_dir() and not month.is_symlink() and _is_month(f"{year.name}-{month.name}"):
                 found: list[str] = []
                 _json_below(month.path, f"runs/{year.name}/{month.name}/", found, listed)
@@ -137,19 +138,20 @@ def on_disk(data_dir: str | Path, listed: list[str] | None = None) -> dict[str, 
             else:
                 outside.append(month.path)
     # A folder outside the layout: every folder below it, whose entries the walk reads too.
-    listed += [d for top in outside if os.path.isdir(top) and not os.path.islink(top) for d, _, _ in os.walk(top)]
+    for top in outside:
+        if os.path.isdir(top) and not os.path.islink(top):
+            listed.update((d, checked.folder_times(d)) for d, _, _ in os.walk(top))
     elsewhere = sorted(f[len(root):].replace(os.sep, "/") for top in outside for f in _records_at(top))
     if elsewhere:
         out[OUTSIDE] = elsewhere
     return out
 
 
-def _json_below(path: str, prefix: str, out: list[str], listed: list[str]) -> None:
+def _json_below(path: str, prefix: str, out: list[str], listed: dict[str, list[int] | None]) -> None:
     """Append prefix + the relative path of every record file below `path`,
     as history.json_files finds them (os.walk's rule: a link to a folder is
     not followed; ".tmp-" files left out), built as strings without os.path."""
-    listed.append(path)
-    entries = _folder(path)
+    entries = _folder(path, listed)
     folders = [e for e in entries if e.is_dir()]
     names = [e.name for e in entries if not e.is_dir()] if folders else [e.name for e in entries]
     out += [prefix + n for n in names if n.endswith(".json") and not n.startswith(".tmp-")]
@@ -162,24 +164,37 @@ def _disk_months(data_dir: str | Path, memo: checked.Memo) -> tuple[dict[str, tu
     """({month: (count, hash)} of the record files under DATA/runs, the first
     file outside a month's folder or None): the walk's answer, remembered on
     this machine while no folder it listed changes (bench.records.checked)."""
-    known = memo.walk()
+    root = os.path.join(str(data_dir), "")
+    listed: dict[str, list[int] | None] = {}
+    known = memo.walk(_is_month)
     if known is not None:
-        return known, None
-    listed: list[str] = []
+        months, stale = known
+        for month in stale:  # runs/ and the years' folders as remembered: only these months changed
+            year, mm = month.split("-")
+            found: list[str] = []
+            _json_below(os.path.join(root, "runs", year, mm), f"runs/{year}/{mm}/", found, listed)
+            if found:
+                months[month] = month_hash(found)
+        if stale:
+            memo.remember_walk(listed, months, root)
+        return dict(sorted(months.items())), None
     disk = on_disk(data_dir, listed)
     outside = disk.pop(OUTSIDE, None)
     months = {m: month_hash(paths) for m, paths in disk.items()}
     if outside is None:
-        memo.remember_walk(listed, months)
+        memo.remember_walk(listed, months, root)
     return months, outside[0] if outside else None
 
 
-def _folder(path: str) -> list[os.DirEntry]:
+def _folder(path: str, listed: dict[str, list[int] | None]) -> list[os.DirEntry]:
+    """The entries of `path` ([] when it is no folder), its times first put in `listed`."""
+    listed[path] = checked.folder_times(path)
     try:
         with os.scandir(path) as it:
             return list(it)
     except (FileNotFoundError, NotADirectoryError):
         return []
+
 
 
 def _records_at(path: str) -> list[str]:
