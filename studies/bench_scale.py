@@ -12,8 +12,10 @@ summary), and today's reading the summary. Results are ratios to the first
 landing's time taken beside it: the machine is shared and its speed moves.
 Printed first: the load average, as a measure of how busy it was.
 
-Also: the summary's size and build time; `bench show`; the site's first
-download (data/overview.js) and its readiness in Chromium through
+Also: the summary's size and build time; `bench show` with its checks
+remembered, the first after a full clone, after a night is added, and the
+first after a sparse checkout; the site's first
+download (data/index.json) and its readiness in Chromium through
 Playwright; one nightly publish (a fresh record appended, summary included)
 to a local bare repository holding the set, and a clone of it, full and as
 scripts/checkout-data.sh makes it (partial, sparse: the summary and the
@@ -103,6 +105,20 @@ def without_summary(data: Path, scratch: Path) -> Path:
     return plain
 
 
+def sparse_view(data: Path, scratch: Path, months: int = 2) -> Path:
+    """What scripts/checkout-data.sh leaves of the set: summary/ and the newest
+    `months` months of runs/ (hard links), marked as a sparse checkout."""
+    view = scratch / f"{data.name}-sparse"
+    if not (view / ".git" / "info" / "sparse-checkout").is_file():
+        shutil.rmtree(view, ignore_errors=True)
+        shutil.copytree(data / "summary", view / "summary", copy_function=os.link)
+        for month in sorted((data / "runs").glob("*/*"))[-months:]:
+            shutil.copytree(month, view / month.relative_to(data), copy_function=os.link)
+        (view / ".git" / "info").mkdir(parents=True)
+        (view / ".git" / "info" / "sparse-checkout").write_text("/summary/\n")
+    return view
+
+
 def bench(*args: str) -> list[str]:
     return [sys.executable, "-m", "bench", *args]
 
@@ -148,11 +164,20 @@ def measure_set(name: str, data: Path, first: Path, scratch: Path, repeats: int,
     cold = ["sh", "-c", f'XDG_CACHE_HOME="$(mktemp -d -p {shlex.quote(str(scratch))})" exec "$0" "$@"',
             *bench(*show, str(data))]
     sides["summary, nothing remembered"] = (cold, ROOT)
+    # What a nightly pull does to the walk: a night's folder changes, so its
+    # month is listed again (the summary's newest month, which changes too, is read whole anyway).
+    night = max((data / "runs").glob("*/*/*"))
+    sides["summary, a night added"] = (["sh", "-c", f'touch {shlex.quote(str(night))} && exec "$0" "$@"',
+                                        *bench(*show, str(data))], ROOT)
+    sparse = sparse_view(data, scratch)
+    sides["summary, sparse checkout"] = (["sh", "-c", f'XDG_CACHE_HOME="$(mktemp -d -p {shlex.quote(str(scratch))})" exec "$0" "$@"',
+                                          *bench(*show, str(sparse))], ROOT)
     times = side_by_side(sides, repeats)
     row(name, "show jax/rtx-5070-ti/cnn/train", times, "≤ 0.5 s (10y)")
-    first_show = times["summary, nothing remembered"]
-    print(f"| {name} | show, the first after a clone (nothing remembered) | | | {first_show[0]:.2f} s "
-          f"({first_show[1]:.2f} s CPU) | | |", flush=True)
+    for side, what in (("summary, nothing remembered", "the first after a full clone (nothing remembered)"),
+                       ("summary, a night added", "after a night is added (its month walked again)"),
+                       ("summary, sparse checkout", "the first after scripts/checkout-data.sh (nothing remembered)")):
+        print(f"| {name} | show, {what} | | | {times[side][0]:.2f} s ({times[side][1]:.2f} s CPU) | | |", flush=True)
     _site_and_publish(name, data, first, scratch, skip, repeats)
 
 
