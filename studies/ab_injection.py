@@ -70,19 +70,37 @@ os.environ.setdefault("KERAS_BACKEND", "jax")
 import keras
 
 FRACTION = {fraction!r}
+KEEP = 256  # the newest intervals between calls that the step's time is taken from
 _clock = time.perf_counter
 
 
+def _ready(out):
+    # jax returns before the step has run (asynchronous dispatch): a spin right
+    # after the call would run beside the step's compute, on a pinned CPU
+    # against it, and cost more than its length. Waited for, it follows it.
+    if keras.backend.backend() == "jax":
+        import jax
+        jax.block_until_ready(out)
+
+
 def _slowed(fn):
-    state = {{"last": None, "spun": 0.0, "sum": 0.0, "n": 0}}
+    state = {{"last": None, "spun": 0.0, "gaps": [], "step": 0.0}}
 
     def call(*args, **kwargs):
         now = _clock()
         if state["last"] is not None:  # the interval since the last call, less the spin added to it
-            state["sum"] += now - state["last"] - state["spun"]
-            state["n"] += 1
+            gaps = state["gaps"]
+            gaps.append(now - state["last"] - state["spun"])
+            del gaps[:-KEEP]
+            # A step's time is the median interval: the calls of one timed call
+            # follow each other, and the few intervals that span the gap to the
+            # next timed call (a native call, a weight reset) are left out.
+            if len(gaps) <= 16 or len(gaps) % 16 == 0:
+                ordered = sorted(gaps)
+                state["step"] = ordered[len(ordered) // 2]
         out = fn(*args, **kwargs)
-        spin = FRACTION * state["sum"] / state["n"] if state["n"] else 0.0
+        _ready(out)
+        spin = FRACTION * state["step"]
         until = _clock() + spin
         while _clock() < until:
             pass

@@ -14,8 +14,8 @@ Each invocation is `python -m bench run --backend B ... --models M ... --modes
 train predict --native on` (the nightly's protocol: harness.workers workers
 of harness.repeats repeats, each worker then timing native.PAIRS pairs of a
 Keras call and a native call). --inject F adds --inject-runs invocations whose
-Keras train/predict step functions each spin F x their mean step interval
-after every call (studies/ab_injection.py's "step" sitecustomize), native
+Keras train/predict step functions each wait for their step and spin F x
+its time (the median interval between calls) after every call (studies/ab_injection.py's "step" sitecustomize), native
 code untouched: the vs-native ratio should rise by about F, whatever the host.
 
 Every invocation after run-00 takes its steps per call from run-00's records

@@ -20,10 +20,13 @@ def study(monkeypatch):
     return module
 
 
-def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, monkeypatch):
+def _stepping(study, monkeypatch, fraction: float):
+    """A made-up Keras whose train step takes 20 ms of a made-up clock (each
+    reading costs 0.1 ms), with the step injection of `fraction` on it:
+    (model, clock's [now])."""
     now = [0.0]
 
-    def clock():  # a made-up clock: each reading costs 0.1 ms, each step 20 ms
+    def clock():
         now[0] += 0.0001
         return now[0]
 
@@ -35,17 +38,36 @@ def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, mon
 
         make_predict_function = make_train_function
 
-    monkeypatch.setitem(sys.modules, "keras", types.SimpleNamespace(Model=Model))
+    keras = types.SimpleNamespace(Model=Model, backend=types.SimpleNamespace(backend=lambda: "numpy"))
+    monkeypatch.setitem(sys.modules, "keras", keras)
     site = {}
-    exec(study.STEP_SITE.format(fraction=0.5), site)
+    exec(study.STEP_SITE.format(fraction=fraction), site)
     site["_clock"] = clock
     m = Model()
     m.make_train_function()
+    return m, now
+
+
+def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, monkeypatch):
+    m, now = _stepping(study, monkeypatch, 0.5)
     for _ in range(6):
         m.train_function()
-    # 6 steps of ~20 ms; from the second on, each followed by a spin of half the mean
+    # 6 steps of ~20 ms; from the second on, each followed by a spin of half the
     # unmodified interval before it (~10 ms): 5 spins, about 170 ms in all
     assert now[0] == pytest.approx(6 * 0.02 + 5 * 0.01, rel=0.03)
+
+
+def test_the_step_injection_leaves_out_the_gaps_between_timed_calls(study, monkeypatch):
+    """A worker times calls of several steps, with a native call between them:
+    the step's time is the median interval, not the mean, which the gaps would double."""
+    m, now = _stepping(study, monkeypatch, 0.1)
+    for call in range(40):
+        start = now[0]
+        for _ in range(4):
+            m.train_function()
+        if call >= 30:  # the newest calls: 4 steps of ~20 ms, each followed by a ~2 ms spin
+            assert now[0] - start == pytest.approx(4 * (0.02 + 0.002), rel=0.03)
+        now[0] += 0.1  # the native call and the rest between two timed calls
 
 
 def test_the_compute_injection_adds_its_fraction_of_multiply_adds(study):
