@@ -117,18 +117,16 @@ class Memo:
         if not walk:
             return None
         same: dict[str, bool] = {}
-        self._kept = {}
         for rel, t in walk["folders"].items():
             month = _month_of(rel)
             held = folder_times(os.path.join(self.base, rel)) == t
             if month is None or not is_month(month):
                 if not held:
                     return None
-                self._kept[rel] = t
                 continue
             same[month] = same.get(month, True) and held
         stale = sorted(m for m, held in same.items() if not held)
-        self._kept.update((rel, t) for rel, t in walk["folders"].items() if same.get(_month_of(rel)))
+        self._kept = {rel: t for rel, t in walk["folders"].items() if _month_of(rel) not in stale}
         return {m: (c, h) for m, (c, h) in walk["months"].items() if m not in stale}, stale
 
     def remember_walk(self, folders: Mapping[str, list[int] | None], months: Mapping[str, tuple[int, str]],
