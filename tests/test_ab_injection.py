@@ -23,7 +23,7 @@ def study(monkeypatch):
 def _stepping(study, monkeypatch, fraction: float):
     """A made-up Keras whose train step takes 20 ms of a made-up clock (each
     reading costs 0.1 ms), with the step injection of `fraction` on it:
-    (model, clock's [now])."""
+    (model, clock's [now], the site's namespace)."""
     now = [0.0]
 
     def clock():
@@ -45,11 +45,11 @@ def _stepping(study, monkeypatch, fraction: float):
     site["_clock"] = clock
     m = Model()
     m.make_train_function()
-    return m, now
+    return m, now, site
 
 
 def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, monkeypatch):
-    m, now = _stepping(study, monkeypatch, 0.5)
+    m, now, _ = _stepping(study, monkeypatch, 0.5)
     for _ in range(6):
         m.train_function()
     # 6 steps of ~20 ms; from the second on, each followed by a spin of half the
@@ -60,14 +60,24 @@ def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, mon
 def test_the_step_injection_leaves_out_the_gaps_between_timed_calls(study, monkeypatch):
     """A worker times calls of several steps, with a native call between them:
     the step's time is the median interval, not the mean, which the gaps would double."""
-    m, now = _stepping(study, monkeypatch, 0.1)
-    for call in range(40):
+    m, now, _ = _stepping(study, monkeypatch, 0.1)
+    for call in range(100):  # 400 steps: past the 256 intervals kept
         start = now[0]
         for _ in range(4):
             m.train_function()
-        if call >= 30:  # the newest calls: 4 steps of ~20 ms, each followed by a ~2 ms spin
+        if call >= 30:  # 4 steps of ~20 ms, each followed by a ~2 ms spin
             assert now[0] - start == pytest.approx(4 * (0.02 + 0.002), rel=0.03)
         now[0] += 0.1  # the native call and the rest between two timed calls
+
+
+def test_the_step_injection_sorts_its_intervals_every_16th_call_once_warm(study, monkeypatch):
+    """The median's sort runs inside the timed step: past the first 16 calls, once in 16."""
+    m, _, site = _stepping(study, monkeypatch, 0.1)
+    sorts = []
+    site["sorted"] = lambda xs: sorts.append(len(xs)) or sorted(xs)  # found before the builtin
+    for _ in range(16 + 16 * 20 + 1):
+        m.train_function()
+    assert len(sorts) == 16 + 20
 
 
 def test_the_compute_injection_adds_its_fraction_of_multiply_adds(study):

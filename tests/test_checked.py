@@ -176,6 +176,24 @@ def test_a_record_added_walks_only_its_month_again_and_finds_what_a_whole_walk_f
     assert summary._disk_months(data, checked.Memo(data)) == (whole, None) and walked == []  # remembered again, whole
 
 
+def test_a_folder_gone_from_a_month_is_not_remembered_with_it(tmp_path, monkeypatch):
+    """A month walked again is remembered as its walk found it: a night's folder
+    moved to another name is not kept, or every read would walk that month again."""
+    data = with_summary(tmp_path)
+    assert summary.read(data)[0] is not None
+    night = sorted((data / "runs").glob("*/*/*"))[-1]
+    night.rename(night.with_name("31" if night.name != "31" else "30"))
+    walked = []
+    real = summary._folder
+    monkeypatch.setattr(summary, "_folder", lambda path, listed: walked.append(path) or real(path, listed))
+    memo = checked.Memo(data)
+    first = summary._disk_months(data, memo)
+    memo.save()
+    assert walked
+    walked.clear()
+    assert summary._disk_months(data, checked.Memo(data)) == first and walked == []
+
+
 def test_a_new_month_after_the_check_is_seen(tmp_path):
     data = with_summary(tmp_path)
     assert summary.read(data)[0] is not None

@@ -17,6 +17,10 @@ tar and touch set mtime, nothing sets ctime), and a replaced file has another
 ctime), their answers stand; knowing that costs one stat per folder (a
 tenth of the walk, measured). A month file is stat'ed through the open file
 it is read from, so a file swapped in between is never taken for the one checked.
+The walk's answer holds a month at a time: a month none of whose folders
+moved keeps its (count, hash), and only the others are walked again, while
+runs/, the years' folders and any folder outside the layout stat as
+remembered (their entries say which months and stray files there are).
 
 Timestamps are coarse (a few ms): a change in the same tick as a check would
 leave its times as remembered. As git does for its index, nothing whose

@@ -140,7 +140,7 @@ def on_disk(data_dir: str | Path, listed: dict[str, list[int] | None] | None = N
     # A folder outside the layout: every folder below it, whose entries the walk reads too.
     for top in outside:
         if os.path.isdir(top) and not os.path.islink(top):
-            listed.update((d, checked.folder_times(d)) for d, _, _ in os.walk(top))
+            _folders_below(top, listed)
     elsewhere = sorted(f[len(root):].replace(os.sep, "/") for top in outside for f in _records_at(top))
     if elsewhere:
         out[OUTSIDE] = elsewhere
@@ -195,6 +195,12 @@ def _folder(path: str, listed: dict[str, list[int] | None]) -> list[os.DirEntry]
     except (FileNotFoundError, NotADirectoryError):
         return []
 
+
+def _folders_below(path: str, listed: dict[str, list[int] | None]) -> None:
+    """Every folder at and below `path` into `listed` (os.walk's rule: a link to a folder is not followed)."""
+    for e in _folder(path, listed):
+        if e.is_dir() and not e.is_symlink():
+            _folders_below(e.path, listed)
 
 
 def _records_at(path: str) -> list[str]:
