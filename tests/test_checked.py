@@ -69,6 +69,32 @@ def test_a_trusted_read_gives_the_lines_a_checked_one_gives(tmp_path, monkeypatc
     assert summary.read(data)[0].lines == whole.lines
 
 
+def test_remembered_facts_spare_the_skipped_and_nights_scans_and_give_the_same_lines(tmp_path, monkeypatch):
+    recs = list(history(120, targets=(("jax", "cpu"), ("torch", "cpu"))))
+    late = make_record([ok("mlp", "train", 5.0)], device="cpu", started_at=recs[0].started_at + timedelta(hours=1),
+                       run={"night": recs[-1].night.isoformat()}, run_id="late")  # a newest night, in the first month
+    data = write_data([*recs, late], tmp_path / "d")
+    broken = sorted((data / "runs").glob("*/*/*"))[40] / "torch--cpu--broken-1.json"
+    broken.write_text("{not a record")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    settled(data)
+    first = summary.read_some(data, NEEDLE, 1)
+    facts = [entry[-1] for _, entry in sorted(memo_file(data)["files"].items())]
+    assert facts[-1] is None  # the newest month is read whole; the others in part, their facts found
+    assert all(facts[:-1]) and sum(len(f[0]) for f in facts[:-1]) == 1  # the skipped line's offset
+    assert recs[-1].night.isoformat()[:7] in facts[0][1]  # `late`'s night, in the first month
+    scanned = []
+    real = summary._holding
+    monkeypatch.setattr(summary, "_holding", lambda raw, needles: scanned.append(needles) or real(raw, needles))
+    trusting(monkeypatch)
+    again = summary.read_some(data, NEEDLE, 1)
+    assert again[0].lines == first[0].lines and again[1:] == first[1:]
+    assert late.relpath() in {x["path"] for x in again[0].lines}
+    assert sum("skipped" in x for x in again[0].lines) == 1
+    assert not any(b'","skipped":' in needles for needles in scanned)
+    assert sum(len(needles) > 1 for needles in scanned) == 1  # the nights pattern: only in the month holding `late`
+
+
 def test_a_record_added_after_the_check_makes_the_summary_stale_again(tmp_path):
     data = with_summary(tmp_path)
     assert summary.read_some(data, NEEDLE, 2)[0] is not None

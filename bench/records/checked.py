@@ -36,10 +36,17 @@ A file that is missing, unreadable, of another shape or format, or of
 another folder means "check again"; a failure to write it is ignored (the
 reader loses the speed, nothing else).
 
+A month file's entry also keeps what `bench show` scans each month for
+besides its own series, once it has been found: where the file's "skipped"
+lines start and which months its lines' nights fall in (Facts). A later
+show then scans such a file for its series alone.
+
 Format history: 1 (2026-12-07): {"format", "root", "walk": null or
   {"folders": {relpath: [mtime_ns, ctime_ns]} (runs/ itself as "runs"),
   "months": {"YYYY-MM": [count, hash]}}, "files": {"YYYY-MM": [device,
   inode, size, mtime_ns, ctime_ns, count, hash]}}.
+2 (2026-12-07): a file's entry ends with its facts, null or [[the byte
+  offset where each "skipped" line starts], ["YYYY-MM" of its lines' nights]].
 """
 
 from __future__ import annotations
@@ -48,14 +55,27 @@ import hashlib
 import json
 import os
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Mapping
 
 from bench.records import atomic
 
-FORMAT = 1
+FORMAT = 2
 RACY = 2.0  # seconds: above the timestamp tick of local filesystems (FAT's is 2 s: the comparison is strict)
 OFF = "BENCH_MEMO"  # "off": check everything every time
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What `bench show` scans a month file for besides its series' lines:
+    where each "skipped" line starts (byte offsets) and the months ('YYYY-MM')
+    its lines' nights fall in (a record lies in its start's month, which may
+    follow its night's: a show that reads the newest nights whole reads the
+    lines of those nights in any file)."""
+
+    skipped: tuple[int, ...]
+    nights: frozenset[str]
 
 
 def _cache_file(root: str) -> Path | None:
@@ -154,12 +174,25 @@ class Memo:
 
     # A month file: whether the open file `stat` is one found to hold exactly the paths (count, hash).
     def holds(self, stat: os.stat_result, month: str, count: int, digest: str) -> bool:
-        return self._data["files"].get(month) == [*file_key(stat), count, digest]
+        entry = self._data["files"].get(month)
+        return entry is not None and entry[:-1] == [*file_key(stat), count, digest]
 
-    def remember_file(self, stat: os.stat_result, month: str, count: int, digest: str) -> None:
-        """`stat`: os.fstat of the open file that was read and found to hold (count, hash)."""
+    def facts(self, stat: os.stat_result, month: str, count: int, digest: str) -> Facts | None:
+        """The facts remembered of the file `stat` when it holds (count, hash) and they were found."""
+        if not self.holds(stat, month, count, digest):
+            return None
+        found = self._data["files"][month][-1]
+        return Facts(tuple(found[0]), frozenset(found[1])) if found is not None else None
+
+    def remember_file(self, stat: os.stat_result, month: str, count: int, digest: str,
+                      facts: Facts | None = None) -> None:
+        """`stat`: os.fstat of the open file that was read and found to hold (count, hash);
+        `facts`: what was found of it, when it was (facts found before of the same file are kept)."""
         if self._settled([stat.st_mtime_ns, stat.st_ctime_ns]):
-            self._data["files"][month] = [*file_key(stat), count, digest]
+            if facts is None and self.holds(stat, month, count, digest):
+                return
+            kept = None if facts is None else [sorted(facts.skipped), sorted(facts.nights)]
+            self._data["files"][month] = [*file_key(stat), count, digest, kept]
             self._dirty = True
 
     def save(self) -> None:
@@ -183,7 +216,8 @@ def _well_formed(data, root: str) -> bool:
     if not (isinstance(data, dict) and data.get("format") == FORMAT and data.get("root") == root):
         return False
     files, walk = data.get("files"), data.get("walk")
-    if not (isinstance(files, dict) and all(_is_entry(v, 5) for v in files.values())):
+    if not (isinstance(files, dict) and all(isinstance(v, list) and _is_entry(v[:-1], 5) and _is_facts(v[-1])
+                                             for v in files.values())):
         return False
     if walk is None:
         return True
@@ -192,6 +226,12 @@ def _well_formed(data, root: str) -> bool:
     folders, months = walk["folders"], walk["months"]
     return ("runs" in folders and all(isinstance(k, str) and _ints(v, 2) for k, v in folders.items())
             and all(_is_entry(v, 0) for v in months.values()))
+
+
+def _is_facts(v) -> bool:
+    """null or [[ints], [strs]]."""
+    return v is None or (isinstance(v, list) and len(v) == 2 and isinstance(v[0], list) and isinstance(v[1], list)
+                         and all(type(x) is int and x >= 0 for x in v[0]) and all(isinstance(x, str) for x in v[1]))
 
 
 def _ints(v, n: int) -> bool:

@@ -282,7 +282,7 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     whole = [m for m, _ in months[-recent:]] if recent > 0 else []
     # One pattern for the nights: one scan of a month instead of one per month sought.
     nights = re.compile(b'"night":"(?:' + b"|".join(re.escape(m.encode()) for m in whole) + b')-') if whole else None
-    needles = (*needles, *((nights,) if nights else ()))
+    wanted = Wanted(tuple(needles), nights, frozenset(whole))
     lines: list[Mapping[str, Any]] = []
     partial = False
     for month, (count, digest) in months:
@@ -291,20 +291,19 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
             got, stat, why = _month_lines(path)
             if why or month_hash(line["path"] for line in got) != (count, digest):
                 return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
+            memo.remember_file(stat, month, count, digest)
         else:
-            got, paths, stat, why = _some_lines(path, needles, lambda st: not memo.holds(st, month, count, digest))
+            got, paths, facts, stat, why = _some_lines(
+                path, wanted, lambda st: (memo.holds(st, month, count, digest), memo.facts(st, month, count, digest)))
             if why or not (paths is None or _bytes_hash(paths) == (count, digest)):
                 return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
             partial = partial or len(got) < count
-        memo.remember_file(stat, month, count, digest)
+            memo.remember_file(stat, month, count, digest, facts)
         lines += got
     memo.save()
     return Summary(cov, tuple(lines)), "", whole[0] if partial else None
 
 
-# A path holding a quote (escaped) is cut at it: its month then does not
-# match its coverage, and the reader reads the records, as for any stale month.
-_PATH = re.compile(rb'"path":"([^"]*)"')
 
 
 def target_needle(backend: str, device: str) -> bytes:
@@ -330,11 +329,32 @@ def _finder(pattern: re.Pattern, raw: bytes):
     return find
 
 
-def _some_lines(path: Path, needles: tuple, check) -> tuple[list[dict], list[bytes] | None, Any, str]:
-    """(the lines of a month file that hold a needle, and its "skipped" lines,
-    parsed, in file order; every line's path, as UTF-8, taken from the text,
-    or None when `check(os.fstat of the file)` says the file need not be
-    checked; that fstat; why not)."""
+@dataclass(frozen=True)
+class Wanted:
+    """What read_some reads of a month it reads in part: the lines that hold
+    one of `targets`, those of a night in `whole` (found by `nights`, a pattern
+    of those months' nights), and the "skipped" ones."""
+
+    targets: tuple[bytes, ...]
+    nights: re.Pattern | None
+    whole: frozenset[str]
+
+
+# Each line's night and path, as line_text writes every line of a record (its
+# keys sorted: "night", "nightly", "path" follow each other); a "skipped" line
+# has neither night nor "nightly", and is found by its own text. A path
+# holding a quote (escaped) is cut at it: its month then does not match its
+# coverage, and the reader reads the records, as for any stale month.
+_NIGHT_PATH = re.compile(rb'"night":"([0-9]{4}-[0-9]{2})-[0-9]{2}","nightly":(?:true|false),"path":"([^"]*)"')
+
+
+def _some_lines(path: Path, wanted: Wanted, known) -> tuple[list[dict], list[bytes] | None, checked.Facts | None, Any, str]:
+    """(the lines of a month file that `wanted` asks for, parsed, in file
+    order; every line's path, as UTF-8, taken from the text, or None when the
+    file need not be checked; its Facts; the os.fstat of the file; why not).
+    `known(fstat)`: (whether this file was checked before, its Facts or None),
+    from bench.records.checked. Facts known spare the scans for the "skipped"
+    lines and, when no line's night falls in a month read whole, for the nights."""
     import orjson
 
     try:
@@ -342,25 +362,37 @@ def _some_lines(path: Path, needles: tuple, check) -> tuple[list[dict], list[byt
             stat = os.fstat(f.fileno())
             # Mapped, not read: the month is searched, not copied (a third of the time at ten years).
             raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
-        starts = _holding(raw, needles)
-        # A "skipped" line is {"path": ..., "skipped": ...}: found by its text; a
-        # line that holds that text by chance (and no needle) is dropped once parsed.
-        maybe = _holding(raw, (b'","skipped":',)) - starts
+        held, facts = known(stat)
+        found = None
+        if facts is None:
+            # One scan gives the nights' months and, for the check, the paths.
+            found = _NIGHT_PATH.findall(raw)
+            months = frozenset(m.decode() for m, _ in found)
+            # A "skipped" line is {"path": ..., "skipped": ...}: found by its text; a
+            # line that holds that text by chance is dropped once parsed.
+            maybe = _holding(raw, (b'","skipped":',))
+        else:
+            months, maybe = facts.nights, set(facts.skipped)
+        scan = wanted.targets + ((wanted.nights,) if wanted.nights is not None and months & wanted.whole else ())
+        starts = _holding(raw, scan)
         every = sorted(starts | maybe)
         parsed = orjson.loads(b"[" + b",".join(_cut(raw, every)) + b"]")
-        lines = [x for at, x in zip(every, parsed) if at in starts or (isinstance(x, dict) and "skipped" in x)]
-        paths: list[bytes] | None = None
-        if check(stat):
-            paths = _PATH.findall(raw)
-            if b"\\" in b"".join(paths):  # an escape: the paths as text
-                paths = [orjson.loads(b'"' + x + b'"').encode() for x in paths]
+        is_skipped = [isinstance(x, dict) and "skipped" in x for x in parsed]
+        skipped = [at for at, k in zip(every, is_skipped) if k]
+        lines = [x for at, x, k in zip(every, parsed, is_skipped) if at in starts or k]
         if isinstance(raw, mmap.mmap):
             raw.close()
     except (OSError, ValueError) as e:
-        return [], [], None, f"{FOLDER}/{path.name}: {str(e).splitlines()[0]}"
+        return [], [], None, None, f"{FOLDER}/{path.name}: {str(e).splitlines()[0]}"
     if not all(isinstance(x, dict) and isinstance(x.get("path"), str) for x in lines):
-        return [], [], None, f"{FOLDER}/{path.name}: a line without a path; expected one JSON object per record"
-    return lines, paths, stat, ""
+        return [], [], None, None, f"{FOLDER}/{path.name}: a line without a path; expected one JSON object per record"
+    paths: list[bytes] | None = None
+    if not held:
+        paths = [p for _, p in found]
+        if b"\\" in b"".join(paths):  # an escape: the paths as text
+            paths = [orjson.loads(b'"' + x + b'"').encode() for x in paths]
+        paths += [x["path"].encode() for x in lines if "skipped" in x]
+    return lines, paths, facts or checked.Facts(tuple(skipped), months), stat, ""
 
 
 def _holding(raw, needles: tuple) -> set[int]:
