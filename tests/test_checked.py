@@ -95,6 +95,57 @@ def test_remembered_facts_spare_the_skipped_and_nights_scans_and_give_the_same_l
     assert sum(len(needles) > 1 for needles in scanned) == 1  # the nights pattern: only in the month holding `late`
 
 
+def _late_data(tmp_path) -> tuple[Path, object]:
+    """with_summary's data plus `late`: a record of the newest night that lies in the first month."""
+    recs = list(history(120, targets=(("jax", "cpu"), ("torch", "cpu"))))
+    late = make_record([ok("mlp", "train", 5.0)], device="cpu", started_at=recs[0].started_at + timedelta(hours=1),
+                       run={"night": recs[-1].night.isoformat()}, run_id="late")
+    data = write_data([*recs, late], tmp_path / "d")
+    (sorted((data / "runs").glob("*/*/*"))[40] / "torch--cpu--broken-1.json").write_text("{not a record")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    settled(data)
+    return data, late
+
+
+def test_reads_with_the_memo_give_what_reads_without_it_give_in_any_order(tmp_path, monkeypatch):
+    data, late = _late_data(tmp_path)
+    torch = (summary.target_needle("torch", "cpu"),)
+
+    def both(read):
+        monkeypatch.setenv(checked.OFF, "off")
+        plain = read()
+        monkeypatch.delenv(checked.OFF)
+        return plain, read()
+
+    for read in (lambda: summary.read(data), lambda: summary.read_some(data, torch, 1),
+                 lambda: summary.read_some(data, NEEDLE, 2), lambda: summary.read_some(data, NEEDLE, 1),
+                 lambda: summary.read(data), lambda: summary.read_some(data, torch, 3)):
+        plain, remembered = both(read)
+        assert remembered[0].lines == plain[0].lines and remembered[1:] == plain[1:]
+    offsets = memo_file(data)["files"]
+    month = next(m for m, entry in offsets.items() if entry[-1] and entry[-1][0])
+    offsets[month][-1][0] = [offsets[month][-1][0][0] + 1]  # not where a line starts: found again
+    checked._cache_file(os.path.realpath(data)).write_text(json.dumps({**memo_file(data), "files": offsets}))
+    plain, remembered = both(lambda: summary.read_some(data, NEEDLE, 1))
+    assert remembered[0].lines == plain[0].lines and sum("skipped" in x for x in remembered[0].lines) == 1
+    assert memo_file(data)["files"][month][-1][0] != offsets[month][-1][0]
+
+
+def test_a_month_trusted_before_its_facts_were_found_is_checked_when_they_are(tmp_path, monkeypatch):
+    """Facts come with the check of every line's path: a line whose night the
+    pattern cannot find makes the month stale, as it does without the memo."""
+    data, late = _late_data(tmp_path)
+    first = sorted((data / "summary").glob("????-??.jsonl"))[0]
+    text = first.read_text()
+    at = text.index(f'"path":"{late.relpath()}"')
+    first.write_text(text[:at] + '"nightly_note":1,' + text[at:])  # a hand-edited line, its path unchanged
+    settled(data)
+    assert summary.read(data)[0] is not None  # read whole, its paths are the coverage's: remembered, no facts
+    found, why, _ = summary.read_some(data, NEEDLE, 1)
+    monkeypatch.setenv(checked.OFF, "off")
+    assert found is None and summary.read_some(data, NEEDLE, 1)[:2] == (None, why) and first.name in why
+
+
 def test_a_record_added_after_the_check_makes_the_summary_stale_again(tmp_path):
     data = with_summary(tmp_path)
     assert summary.read_some(data, NEEDLE, 2)[0] is not None

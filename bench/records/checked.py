@@ -191,9 +191,10 @@ class Memo:
         if self._settled([stat.st_mtime_ns, stat.st_ctime_ns]):
             if facts is None and self.holds(stat, month, count, digest):
                 return
-            kept = None if facts is None else [sorted(facts.skipped), sorted(facts.nights)]
-            self._data["files"][month] = [*file_key(stat), count, digest, kept]
-            self._dirty = True
+            entry = [*file_key(stat), count, digest, None if facts is None else [sorted(facts.skipped), sorted(facts.nights)]]
+            if self._data["files"].get(month) != entry:
+                self._data["files"][month] = entry
+                self._dirty = True
 
     def save(self) -> None:
         if not self._dirty or self._file is None:

@@ -294,7 +294,7 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
             memo.remember_file(stat, month, count, digest)
         else:
             got, paths, facts, stat, why = _some_lines(
-                path, wanted, lambda st: (memo.holds(st, month, count, digest), memo.facts(st, month, count, digest)))
+                path, wanted, lambda st: memo.facts(st, month, count, digest))
             if why or not (paths is None or _bytes_hash(paths) == (count, digest)):
                 return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
             partial = partial or len(got) < count
@@ -351,10 +351,11 @@ _NIGHT_PATH = re.compile(rb'"night":"([0-9]{4}-[0-9]{2})-[0-9]{2}","nightly":(?:
 def _some_lines(path: Path, wanted: Wanted, known) -> tuple[list[dict], list[bytes] | None, checked.Facts | None, Any, str]:
     """(the lines of a month file that `wanted` asks for, parsed, in file
     order; every line's path, as UTF-8, taken from the text, or None when the
-    file need not be checked; its Facts; the os.fstat of the file; why not).
-    `known(fstat)`: (whether this file was checked before, its Facts or None),
-    from bench.records.checked. Facts known spare the scans for the "skipped"
-    lines and, when no line's night falls in a month read whole, for the nights."""
+    file need not be checked (its facts known); its Facts; the os.fstat of the file; why not).
+    `known(fstat)`: this file's Facts when this machine checked it and found
+    them (bench.records.checked), else None. Facts known spare the check and
+    the scans for the "skipped" lines and, when no line's night falls in a
+    month read whole, for the nights."""
     import orjson
 
     try:
@@ -362,7 +363,9 @@ def _some_lines(path: Path, wanted: Wanted, known) -> tuple[list[dict], list[byt
             stat = os.fstat(f.fileno())
             # Mapped, not read: the month is searched, not copied (a third of the time at ten years).
             raw = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if stat.st_size else b""
-        held, facts = known(stat)
+        facts = known(stat)
+        if facts is not None and not all(at < len(raw) and (at == 0 or raw[at - 1:at] == b"\n") for at in facts.skipped):
+            facts = None  # not where lines start: found again
         found = None
         if facts is None:
             # One scan gives the nights' months and, for the check, the paths.
@@ -386,8 +389,11 @@ def _some_lines(path: Path, wanted: Wanted, known) -> tuple[list[dict], list[byt
         return [], [], None, None, f"{FOLDER}/{path.name}: {str(e).splitlines()[0]}"
     if not all(isinstance(x, dict) and isinstance(x.get("path"), str) for x in lines):
         return [], [], None, None, f"{FOLDER}/{path.name}: a line without a path; expected one JSON object per record"
+    # Facts are found only with the check that every line's path is the
+    # coverage's (a line whose night the pattern missed fails it), and kept
+    # only once it passed (read_some): a month trusted without them is checked here.
     paths: list[bytes] | None = None
-    if not held:
+    if facts is None:
         paths = [p for _, p in found]
         if b"\\" in b"".join(paths):  # an escape: the paths as text
             paths = [orjson.loads(b'"' + x + b'"').encode() for x in paths]
