@@ -163,7 +163,8 @@ def _json_below(path: str, prefix: str, out: list[str], listed: dict[str, list[i
 def _disk_months(data_dir: str | Path, memo: checked.Memo) -> tuple[dict[str, tuple[int, str]], str | None]:
     """({month: (count, hash)} of the record files under DATA/runs, the first
     file outside a month's folder or None): the walk's answer, remembered on
-    this machine while no folder it listed changes (bench.records.checked)."""
+    this machine a month at a time while no folder of that month changes
+    (bench.records.checked); the months with one that did are walked again."""
     root = os.path.join(str(data_dir), "")
     listed: dict[str, list[int] | None] = {}
     known = memo.walk(_is_month)
@@ -271,8 +272,9 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     line_text, so a line that holds the field holds the needle. A line that
     holds it by chance is read too (the caller checks the parsed fields). A
     month read in part is still checked against its coverage: its paths,
-    taken from the text ("path" is never a key below the line), count and
-    hash, unless this machine checked the same file so before (bench.records.checked)."""
+    taken from the text (each line's "night", "nightly" and "path", adjacent
+    as line_text sorts them), count and hash, unless this machine checked the
+    same file so before and kept its facts (bench.records.checked)."""
     memo = checked.Memo(data_dir)
     cov, why = _fresh_coverage(data_dir, memo)
     if cov is None:
