@@ -288,3 +288,9 @@ def test_a_data_folder_reached_through_a_link_is_remembered_as_itself(tmp_path, 
     assert memo_file(data)["walk"]["folders"]["runs"]  # the same memo as the folder's own
     trusting(monkeypatch)
     assert summary.read(link)[0] is not None and summary.read(data)[0] is not None
+
+
+def test_read_some_asks_for_a_month_read_whole(tmp_path):
+    data = with_summary(tmp_path)
+    with pytest.raises(ValueError, match="recent 0; expected 1 or more"):
+        summary.read_some(data, NEEDLE, 0)

@@ -275,13 +275,15 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     taken from the text (each line's "night", "nightly" and "path", adjacent
     as line_text sorts them), count and hash, unless this machine checked the
     same file so before and kept its facts (bench.records.checked)."""
+    if recent < 1:  # `since` names the first month read whole: there must be one
+        raise ValueError(f"read_some: recent {recent!r}; expected 1 or more months read whole")
     memo = checked.Memo(data_dir)
     cov, why = _fresh_coverage(data_dir, memo)
     if cov is None:
         return None, why, None
     folder = Path(data_dir) / FOLDER
     months = sorted(cov.months.items())
-    whole = [m for m, _ in months[-recent:]] if recent > 0 else []
+    whole = [m for m, _ in months[-recent:]]
     # One pattern for the nights: one scan of a month instead of one per month sought.
     nights = re.compile(b'"night":"(?:' + b"|".join(re.escape(m.encode()) for m in whole) + b')-') if whole else None
     wanted = Wanted(tuple(needles), nights, frozenset(whole))
