@@ -308,7 +308,6 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     return Summary(cov, tuple(lines)), "", whole[0] if partial else None
 
 
-
 def target_needle(backend: str, device: str) -> bytes:
     """The text of a line of (backend, device) as line_text writes it: the two keys are adjacent when sorted."""
     return f'"backend":{_dumps(backend)},"device":{_dumps(device)},'.encode()
