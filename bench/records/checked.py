@@ -113,7 +113,6 @@ class Memo:
         self._file = _cache_file(self.root)
         self._data = self._load()
         self._dirty = False
-        self._kept: dict[str, list[int]] = {}  # what walk() found as remembered, for remember_walk
 
     def _load(self) -> dict:
         empty = {"format": FORMAT, "root": self.root, "walk": None, "files": {}}
@@ -150,19 +149,19 @@ class Memo:
                 continue
             same[month] = same.get(month, True) and held
         stale = sorted(m for m, held in same.items() if not held)
-        self._kept = {rel: t for rel, t in walk["folders"].items() if _month_of(rel) not in stale}
         return {m: (c, h) for m, (c, h) in walk["months"].items() if m not in stale}, stale
 
     def remember_walk(self, folders: Mapping[str, list[int] | None], months: Mapping[str, tuple[int, str]],
-                      root: str) -> None:
+                      root: str, again: list[str] | None = None) -> None:
         """`folders`: every folder whose entries the walk read, with its [mtime_ns,
         ctime_ns] as stat'ed before they were read (so a change while it ran
         leaves other times than remembered), None when it could not be stat'ed;
         each path starts with `root` (the data folder as the walk was given it,
-        with a trailing separator); `months`: the walk's answer. After walk()
-        gave stale months, `folders` are theirs, and the folders walk() found
-        as remembered are kept with them."""
-        stamps = dict(self._kept)
+        with a trailing separator); `months`: the walk's answer. `again`: the
+        stale months walk() gave, when only they were walked: the remembered
+        folders of every other month, and of runs/ and the years, are kept."""
+        stamps = {} if again is None else {
+            rel: t for rel, t in self._data["walk"]["folders"].items() if _month_of(rel) not in again}
         for path, t in folders.items():
             if t is None or not self._settled(t):
                 return

@@ -130,10 +130,8 @@ def on_disk(data_dir: str | Path, listed: dict[str, list[int] | None] | None = N
             continue
         for month in _folder(year.path, listed):
             if month.is_dir() and not month.is_symlink() and _is_month(f"{year.name}-{month.name}"):
-                found: list[str] = []
-                _json_below(month.path, f"runs/{year.name}/{month.name}/", found, listed)
+                found = _month_records(root, f"{year.name}-{month.name}", listed)
                 if found:
-                    found.sort()
                     out[f"{year.name}-{month.name}"] = found
             else:
                 outside.append(month.path)
@@ -145,6 +143,14 @@ def on_disk(data_dir: str | Path, listed: dict[str, list[int] | None] | None = N
     if elsewhere:
         out[OUTSIDE] = elsewhere
     return out
+
+
+def _month_records(root: str, month: str, listed: dict[str, list[int] | None]) -> list[str]:
+    """The relative paths of the record files under root/runs/YYYY/MM, sorted."""
+    year, mm = month.split("-")
+    found: list[str] = []
+    _json_below(os.path.join(root, "runs", year, mm), f"runs/{year}/{mm}/", found, listed)
+    return sorted(found)
 
 
 def _json_below(path: str, prefix: str, out: list[str], listed: dict[str, list[int] | None]) -> None:
@@ -171,14 +177,12 @@ def _disk_months(data_dir: str | Path, memo: checked.Memo) -> tuple[dict[str, tu
     if known is not None:
         months, stale = known
         for month in stale:  # runs/ and the years' folders as remembered: only these months changed
-            year, mm = month.split("-")
-            found: list[str] = []
-            _json_below(os.path.join(root, "runs", year, mm), f"runs/{year}/{mm}/", found, listed)
+            found = _month_records(root, month, listed)
             if found:
                 months[month] = month_hash(found)
         if stale:
-            memo.remember_walk(listed, months, root)
-        return dict(sorted(months.items())), None
+            memo.remember_walk(listed, months, root, again=stale)
+        return months, None
     disk = on_disk(data_dir, listed)
     outside = disk.pop(OUTSIDE, None)
     months = {m: month_hash(paths) for m, paths in disk.items()}
@@ -235,13 +239,22 @@ def read(data_dir: str | Path) -> tuple[Summary | None, str]:
     folder = Path(data_dir) / FOLDER
     lines: list[Mapping[str, Any]] = []
     for month, (count, digest) in sorted(cov.months.items()):
-        got, stat, why = _month_lines(folder / f"{month}.jsonl")
-        if why or month_hash(line["path"] for line in got) != (count, digest):
-            return None, why or f"{FOLDER}/{month}.jsonl does not hold the records its coverage names"
-        memo.remember_file(stat, month, count, digest)
+        got, why = _whole_month(folder, month, count, digest, memo)
+        if why:
+            return None, why
         lines += got
     memo.save()
     return Summary(cov, tuple(lines)), ""
+
+
+def _whole_month(folder: Path, month: str, count: int, digest: str, memo: checked.Memo) -> tuple[list[dict], str]:
+    """(every line of the month's file, '') when it holds the records its coverage
+    names, (count, hash), remembered so on this machine; ([], why) when not."""
+    got, stat, why = _month_lines(folder / f"{month}.jsonl")
+    if why or month_hash(line["path"] for line in got) != (count, digest):
+        return [], why or f"{FOLDER}/{month}.jsonl does not hold the records its coverage names"
+    memo.remember_file(stat, month, count, digest)
+    return got, ""
 
 
 def _fresh_coverage(data_dir: str | Path, memo: checked.Memo) -> tuple[Coverage | None, str]:
@@ -290,13 +303,12 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     lines: list[Mapping[str, Any]] = []
     partial = False
     for month, (count, digest) in months:
-        path = folder / f"{month}.jsonl"
         if month in whole:
-            got, stat, why = _month_lines(path)
-            if why or month_hash(line["path"] for line in got) != (count, digest):
-                return None, why or f"{FOLDER}/{path.name} does not hold the records its coverage names", None
-            memo.remember_file(stat, month, count, digest)
+            got, why = _whole_month(folder, month, count, digest, memo)
+            if why:
+                return None, why, None
         else:
+            path = folder / f"{month}.jsonl"
             got, paths, facts, stat, why = _some_lines(
                 path, wanted, lambda st: memo.facts(st, month, count, digest))
             if why or not (paths is None or _bytes_hash(paths) == (count, digest)):
