@@ -12,9 +12,10 @@ summary), and today's reading the summary. Results are ratios to the first
 landing's time taken beside it: the machine is shared and its speed moves.
 Printed first: the load average, as a measure of how busy it was.
 
-Also: the summary's size and build time; `bench show` with its checks
-remembered, the first after a full clone, after a night is added, and the
-first after a sparse checkout; the site's first
+Also: the summary's size and build time; `bench show` (its last 90 nights)
+with its checks remembered, the first after a full clone, after a night is
+added, and the first after a sparse checkout, and `bench show --all`
+remembered and the first after a full clone; the site's first
 download (data/index.json) and its readiness in Chromium through
 Playwright; one nightly publish (a fresh record appended, summary included)
 to a local bare repository holding the set, and a clone of it, full and as
@@ -173,12 +174,18 @@ def measure_set(name: str, data: Path, first: Path, scratch: Path, repeats: int,
     sparse = sparse_view(data, scratch)
     sides["summary, sparse checkout"] = (["sh", "-c", f'XDG_CACHE_HOME="$(mktemp -d -p {shlex.quote(str(scratch))})" exec "$0" "$@"',
                                           *bench(*show, str(sparse))], ROOT)
+    # Every night (--all): the target's lines of every month, as show printed before it printed the last 90.
+    sides["summary, --all"] = (bench(*show, str(data), "--all"), ROOT)
+    sides["summary, --all, nothing remembered"] = (cold + ["--all"], ROOT)
     run(bench(*show, str(data)), ROOT)  # untimed: what the first round's "remembered" show would check
+    run(bench(*show, str(data), "--all"), ROOT)
     times = side_by_side(sides, repeats)
-    row(name, "show jax/rtx-5070-ti/cnn/train", times, "≤ 0.5 s (10y)")
+    row(name, "show jax/rtx-5070-ti/cnn/train (the last 90 nights)", times, "≤ 0.5 s (10y)")
     for side, what in (("summary, nothing remembered", "the first after a full clone (nothing remembered)"),
                        ("summary, a night added", "after a night is added (its month walked again)"),
-                       ("summary, sparse checkout", "the first after scripts/checkout-data.sh (nothing remembered)")):
+                       ("summary, sparse checkout", "the first after scripts/checkout-data.sh (nothing remembered)"),
+                       ("summary, --all", "--all (every night), remembered"),
+                       ("summary, --all, nothing remembered", "--all, the first after a full clone")):
         print(f"| {name} | show, {what} | | | {times[side][0]:.2f} s ({times[side][1]:.2f} s CPU) | | |", flush=True)
     _site_and_publish(name, data, first, scratch, skip, repeats)
 

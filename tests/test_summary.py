@@ -220,6 +220,13 @@ def test_publish_appends_to_the_branchs_summary_touching_only_the_newest_month(t
     git("clone", "-q", str(bare), str(clone), cwd=tmp_path)
     capsys.readouterr()
     assert cli.main(["summary", "--data", str(clone), "--check"]) == 0
+    # What publish appended (the month's lines, count, hash and nights) is what a rebuild writes.
+    rebuilt = tmp_path / "rebuilt"
+    rebuilt.mkdir()
+    (rebuilt / "runs").symlink_to(clone / "runs")
+    assert cli.main(["summary", "--data", str(rebuilt)]) == 0
+    for name in ("coverage.json", "2026-12.jsonl"):
+        assert (rebuilt / "summary" / name).read_text() == (clone / "summary" / name).read_text()
     assert cli.main(["report", "--data", str(clone), "--format", "json"]) == 0
     out, err = capsys.readouterr()
     assert "is stale" not in err

@@ -116,15 +116,16 @@ def summary_files(read, new) -> dict[str, str]:
         month = summary_store.month_of(rec.relpath())
         if month is not None:
             by_month.setdefault(month, []).append(summary_line(rec, rec.relpath()))
-    months, out = dict(cov.months), {}
+    months, nights, out = dict(cov.months), dict(cov.nights), {}
     for month, lines in sorted(by_month.items()):
         try:
-            out[f"{folder}/{month}.jsonl"], months[month] = summary_store.merge_month(read(f"{folder}/{month}.jsonl"), lines)
+            out[f"{folder}/{month}.jsonl"], months[month], nights[month] = summary_store.merge_month(
+                read(f"{folder}/{month}.jsonl"), lines)
         except (ValueError, KeyError, TypeError) as e:
             print(f"bench publish: {folder}/{month}.jsonl is not a summary month ({e}); the summary is left "
                   "as it is (`bench summary` rebuilds it)", file=sys.stderr)
             return {}
-    out[f"{folder}/{summary_store.COVERAGE}"] = summary_store.Coverage(months).to_json()
+    out[f"{folder}/{summary_store.COVERAGE}"] = summary_store.Coverage(months, nights).to_json()
     return out
 
 

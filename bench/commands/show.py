@@ -4,7 +4,8 @@
 
 Pipeline: load (thresholds, DIR/summary or every record under DIR/runs; bad files are
 named on stderr and skipped) -> compute (the series and its status) ->
-write (one line per night: date, value, Δ to the night before, Keras
+write (one line for each of the last --nights nights, default 90, or of
+every night with --all: date, value, Δ to the night before, Keras
 version and commit, the host's speed against the nights before, a mark:
 ◆ the change, ▼/▲ a night off the level beyond the noise band, ✖ a
 failure), then whose change it is, its triage mark and, for a Regressed or
@@ -14,6 +15,7 @@ bench.analyse.profile). An unknown series is named with the ones the data has.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 from bench import config
@@ -21,12 +23,27 @@ from bench.errors import UsageError
 from bench.commands.source import load_series, load_target
 
 MAX_LISTED = 20  # an unknown series lists at most this many known ones
+NIGHTS = 90  # the nights printed by default: the dashboard's overview holds as many
 
 
 def add_arguments(parser):
     parser.add_argument("series", metavar="BACKEND/DEVICE/MODEL/MODE", help="the series to show")
     parser.add_argument("--data", required=True, metavar="DIR",
                         help="a data-branch checkout (holding runs/) or a folder of record files")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--nights", type=_count, default=NIGHTS, metavar="N",
+                       help=f"print the last N nights (default {NIGHTS}); the status reads the nights it always reads")
+    which.add_argument("--all", action="store_true", help="print every night")
+
+
+def _count(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}; expected a whole number of nights, 1 or more")
+    return n
 
 
 def main(args) -> int:
@@ -37,8 +54,11 @@ def main(args) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     cfg = config.load(args.config)
-    # From a fresh summary: this target's lines of every month, the others' newest months only.
-    got = load_target(args.data, key[0], key[1], verb="show", warn=sys.stderr)
+    last = None if args.all else args.nights
+    # From a fresh summary: this target's lines of the months that hold what
+    # is printed (every month with --all), the others' newest months only.
+    got = load_target(args.data, key[0], key[1], verb="show", warn=sys.stderr,
+                      need=None if last is None else _need(last, cfg.trends))
     if got is not None:
         series, since = got[0].series, got[1]
         if key in series:
@@ -46,7 +66,7 @@ def main(args) -> int:
             assessed = _assessed(series, key, newest, cfg.trends)
             origin = _origin(series, assessed, key)
             if since is None or _whole_enough(series, key, origin[0], since):
-                return _write(series, assessed, key, origin, args.data, cfg.trends)
+                return _write(series, assessed, key, origin, args.data, cfg.trends, last)
     series = load_series(args.data, verb="show", warn=None if got else sys.stderr).series  # metric and vs-ref series too
     if key not in series:
         known = ["/".join(k) for k in series][:MAX_LISTED]
@@ -54,7 +74,17 @@ def main(args) -> int:
                          f"{', '.join(known) or 'no series'}")
     newest = max(x.last_seen for x in series.values())
     assessed = _assessed(series, key, newest, cfg.trends)
-    return _write(series, assessed, key, _origin(series, assessed, key), args.data, cfg.trends)
+    return _write(series, assessed, key, _origin(series, assessed, key), args.data, cfg.trends, last)
+
+
+def _need(last: int, trends) -> int:
+    """The nights of each series of the target that print the last `last`
+    as every night would: the status reads the last window + BASELINE
+    (trends.assess), the host column BASELINE before the first printed
+    night (host.night_shifts) and Δ PREV the one before it."""
+    from bench.analyse.trends import BASELINE
+
+    return max(last, trends.window + BASELINE) + BASELINE + 1
 
 
 def _assessed(series, key, newest, trends) -> dict:
@@ -94,7 +124,7 @@ def _origin(series, assessed, key):
     return (series[key].points[change.index].day if change else None), origin
 
 
-def _write(series, assessed, key, origin, data, trends) -> int:
+def _write(series, assessed, key, origin, data, trends, last) -> int:
     """The nights, whose change it is, its triage mark and which ops moved."""
     from bench.analyse.triage import mark_of
     from bench.present.escape import plain
@@ -102,7 +132,7 @@ def _write(series, assessed, key, origin, data, trends) -> int:
     from bench.present.origin import mark_text
     from bench.records import triage
 
-    sys.stdout.write(render_nights(series[key], assessed[key], trends))
+    sys.stdout.write(render_nights(series[key], assessed[key], trends, last))
     origin = origin[1]
     mark = mark_of(series[key], assessed[key], triage.load(data, warn=sys.stderr))
     lines = [f"whose change: {plain(origin.text())}"] if origin is not None else []

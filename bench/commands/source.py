@@ -69,36 +69,66 @@ def load_series(data: str | Path, kinds: tuple[str, ...] = KINDS, *, verb: str,
 # four months hold both for a nightly series (show checks, and reads
 # everything when they do not).
 RECENT_MONTHS = 4
+# The nights a month gives a nightly series, less a few failed ones:
+# load_target's `need` nights are sought in the newest need / NIGHTS_A_MONTH
+# months, rounded up, and one more (the newest may have begun last night);
+# in every month when they are not there.
+NIGHTS_A_MONTH = 25
 
 
 def load_target(data: str | Path, backend: str, device: str, *, verb: str,
-                warn: TextIO | None = STDERR, now: datetime | None = None) -> tuple[Loaded, date | None] | None:
+                warn: TextIO | None = STDERR, now: datetime | None = None,
+                need: int | None = None) -> tuple[Loaded, date | None] | None:
     """(the series, since) from a fresh summary's lines of this target in
     every month and every line of the newest RECENT_MONTHS months, so that
     every series of (backend, device) is whole and the others hold every
     night from `since` on (None: no line was left out, all are whole; before
     `since` a night may lack records); None when the summary
     is missing or stale (said in one line, as load_series says it), or the
-    folder has none: then the caller reads everything (load_series)."""
+    folder has none: then the caller reads everything (load_series).
+
+    `need`: only the newest months are opened where they give every series
+    of (backend, device) its last `need` nights (each of them whole, none
+    from an older month): then those series hold their last `need` nights
+    as every month gives them, and may lack older ones. `bench show` prints
+    the last nights; what it reads does not grow with the history."""
     if warn is STDERR:
         warn = sys.stderr
     root = Path(data)
     if not (root.is_dir() and (root / summary.FOLDER).is_dir()):
         return None
+    newest = None if need is None else max(RECENT_MONTHS, -(-need // NIGHTS_A_MONTH) + 1)
     with paused_gc():
-        found, _why, since = summary.read_some(root, (summary.target_needle(backend, device),), RECENT_MONTHS)
-        if found is None:
-            return None  # load_series finds it stale again and says why, once
-        try:
-            lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
-            series = series_from_lines(lines, KINDS)
-        except (KeyError, TypeError, ValueError, AttributeError):
-            return None  # the same: load_series says why
+        got = _target_series(root, data, backend, device, newest, now)
+        if got is not None and got[3] is not None and not _holds(got[0], (backend, device), need, got[3]):
+            got = _target_series(root, data, backend, device, None, now)  # every month
+    if got is None:
+        return None
+    series, problems, since, _, count = got
     for p in problems:
         if warn is not None:
             print(f"bench: {p}", file=warn)
-    return (_kept(Loaded(series, len(lines), tuple(problems), "summary")),
+    return (_kept(Loaded(series, count, tuple(problems), "summary")),
             date(int(since[:4]), int(since[5:]), 1) if since else None)
+
+
+def _target_series(root: Path, data, backend: str, device: str, newest: int | None, now: datetime | None):
+    """(series, problems, since, first, lines read) of load_target; None when stale or a line is of the wrong shape."""
+    found, _why, since = summary.read_some(root, (summary.target_needle(backend, device),), RECENT_MONTHS, newest)
+    if found is None:
+        return None  # load_series finds it stale again and says why, once
+    try:
+        lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
+        return series_from_lines(lines, KINDS), problems, since, found.first, len(lines)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None  # the same: load_series says why
+
+
+def _holds(series: Mapping[SeriesKey, Series], target: tuple[str, str], need: int, first: str) -> bool:
+    """Whether every series of `target` has `need` points, the oldest of them on or after month `first`."""
+    start = date(int(first[:4]), int(first[5:]), 1)
+    mine = [s for k, s in series.items() if k[:2] == target]
+    return bool(mine) and all(len(s.points) >= need and s.points[-need].day >= start for s in mine)
 
 
 _KEPT: list[Loaded] = []

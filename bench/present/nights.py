@@ -21,27 +21,41 @@ from bench.present.escape import plain
 from bench.present.format import DASH, format_delta, format_value
 
 
-def render_nights(s: Series, a: Assessment, t: Trends) -> str:
+def render_nights(s: Series, a: Assessment, t: Trends, last: int | None = None) -> str:
+    """The series' nights (its `last` nights when it has more, and the
+    failures since the first of them), then its change window. What a
+    night shows depends only on the BASELINE nights before it, so the
+    last nights read the same whether the series holds every older night or not."""
     half = band(a.noise, t)
     change = a.change.index if a.change is not None else None
-    lines = [f"{plain('/'.join(s.key))}: {a.status}, {len(s.points)} nights, {s.unit} "
+    n = len(s.points)
+    first = n - last if last is not None and n > last else 0
+    nights = f"the last {last} nights (--all: every night)" if first else f"{n} nights"
+    lines = [f"{plain('/'.join(s.key))}: {a.status}, {nights}, {s.unit} "
              f"({s.better} is better); level {format_value(a.level) if a.level else DASH}, "
              f"noise band ±{math.expm1(half):.1%}"]
     rows = [("NIGHT", "VALUE", "Δ PREV", "KERAS", "COMMIT", "HOST", "MARK")]
-    prev, hosts = None, host.night_shifts(s.points, before=BASELINE)
-    for i, p in enumerate(s.points):
-        level = _level_at(a, i)
+    # A night's host shift reads the BASELINE nights before it, by position:
+    # the points from BASELINE before the first printed give the same shifts.
+    context = max(0, first - BASELINE)
+    hosts = [None] * context + host.night_shifts(s.points[context:], before=BASELINE)
+    prev = s.points[first - 1].value if first else None
+    for i in range(first, n):
+        p = s.points[i]
         rows.append((p.day.isoformat(), f"{p.value:.6g}",
                      format_delta(p.value / prev - 1) if prev else DASH,
-                     p.keras_version or DASH, (p.keras_commit or DASH)[:12],
+                     plain(p.keras_version or DASH), plain((p.keras_commit or DASH)[:12]),
                      format_delta(hosts[i]) if hosts[i] is not None else DASH,
-                     _mark(p.value, level, half, s.better, i == change)))
+                     _mark(p.value, _level_at(a, i), half, s.better, i == change)))
         prev = p.value
+    since = s.points[first].day if first else None
     for f in s.failures:
-        rows.append((f.started_at.date().isoformat(), DASH, DASH, f.keras_version or DASH, DASH, DASH,
-                     f"✖ {f.kind}"))
+        if since is None or f.started_at.date() >= since:
+            rows.append((f.started_at.date().isoformat(), DASH, DASH, plain(f.keras_version or DASH), DASH, DASH,
+                         plain(f"✖ {f.kind}")))
+    # Record text is made plain where it enters (no escape sequence, no line
+    # break); the dates, numbers and marks are this module's own.
     rows[1:] = sorted(rows[1:], key=lambda r: r[0])
-    rows = [tuple(plain(c) for c in r) for r in rows]  # record text: no escape sequence, no line break
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     w = change_window(s, a.change)

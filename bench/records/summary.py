@@ -2,7 +2,9 @@
 one JSON line per record, one file per month (docs/scale.md).
 
 DATA/summary/
-  coverage.json   {"format": 2, "count": N, "hash": H, "months": {"YYYY-MM": {"count": n, "hash": h}}}
+  coverage.json   {"format": 2, "count": N, "hash": H,
+                   "months": {"YYYY-MM": {"count": n, "hash": h, "nights": ["YYYY-MM", ...]}}}
+                  ("nights": the months its records' nights fall in, sorted)
   YYYY-MM.jsonl   one line per record file of runs/YYYY/MM/ (sorted keys):
                     "path"  the record's path under DATA (runs/YYYY/MM/DD/<name>.json)
                   and either "skipped": the one line that names why the file is not a
@@ -29,6 +31,9 @@ Format history: 1 (2026-12): as above.
     (bench.analyse.triangulate). A format-1 summary reads as stale (its
     states lack the OS, so the first line written with it would read as an
     OS change); the readers use the records until `bench summary` rebuilds it.
+    Extended (2026-12-07, stop 62): a month's "nights". A reader of format 2
+    without them ignores them; a month without them has its nights unknown,
+    and a reader opens it (`bench summary` adds them).
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ import json
 import mmap
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
@@ -52,15 +57,23 @@ FORMAT = 2
 
 @dataclass(frozen=True)
 class Coverage:
-    """Which record files a summary covers: per month (count, hash)."""
+    """Which record files a summary covers: per month (count, hash); and,
+    where known, per month the months its lines' nights fall in (`nights`:
+    a reader that wants only the newest nights leaves a month unopened when
+    none of its nights is that new)."""
 
     months: Mapping[str, tuple[int, str]]
+    nights: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self):
         for month, (count, digest) in self.months.items():
             if not _is_month(month) or not isinstance(count, int) or count < 0 or not isinstance(digest, str):
                 raise ValueError(f"summary coverage month {month!r}: ({count!r}, {digest!r}); "
                                  "expected 'YYYY-MM': (count >= 0, sha256 hex)")
+        for month, nights in self.nights.items():
+            if month not in self.months or not isinstance(nights, tuple) or not all(map(_is_month, nights)):
+                raise ValueError(f"summary coverage month {month!r}: nights {nights!r}; "
+                                 "expected a covered month's nights as ['YYYY-MM', ...]")
 
     @property
     def count(self) -> int:
@@ -72,9 +85,17 @@ class Coverage:
         return hashlib.sha256(text.encode()).hexdigest()
 
     def to_json(self) -> str:
-        return json.dumps({"format": FORMAT, "count": self.count, "hash": self.digest,
-                           "months": {m: {"count": c, "hash": h} for m, (c, h) in sorted(self.months.items())}},
+        months = {m: {"count": c, "hash": h} for m, (c, h) in sorted(self.months.items())}
+        for m, nights in self.nights.items():
+            months[m]["nights"] = list(nights)
+        return json.dumps({"format": FORMAT, "count": self.count, "hash": self.digest, "months": months},
                           sort_keys=True, indent=1) + "\n"
+
+    def without(self, months: Iterable[str]) -> "Coverage":
+        """This coverage less `months`."""
+        gone = set(months)
+        return Coverage({m: v for m, v in self.months.items() if m not in gone},
+                        {m: v for m, v in self.nights.items() if m not in gone})
 
     @classmethod
     def from_text(cls, text: str, source: str) -> "Coverage":
@@ -82,7 +103,9 @@ class Coverage:
             data = json.loads(text)
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}; expected {FORMAT}")
-            cov = cls({m: (v["count"], v["hash"]) for m, v in data["months"].items()})
+            cov = cls({m: (v["count"], v["hash"]) for m, v in data["months"].items()},
+                      {m: tuple(v["nights"]) if isinstance(v["nights"], list) else v["nights"]
+                       for m, v in data["months"].items() if "nights" in v})
             if (data.get("count"), data.get("hash")) != (cov.count, cov.digest):
                 raise ValueError("count and hash do not match its months")
             return cov
@@ -227,6 +250,7 @@ class Summary:
 
     coverage: Coverage
     lines: tuple[Mapping[str, Any], ...]
+    first: str | None = None  # read_some: the first month opened when older ones were not ('YYYY-MM')
 
 
 def read(data_dir: str | Path) -> tuple[Summary | None, str]:
@@ -257,21 +281,28 @@ def _whole_month(folder: Path, month: str, count: int, digest: str, memo: checke
     return got, ""
 
 
-def _fresh_coverage(data_dir: str | Path, memo: checked.Memo) -> tuple[Coverage | None, str]:
-    """(DATA's coverage, '') when it covers runs/; (None, why not)."""
-    folder = Path(data_dir) / FOLDER
+def _coverage(folder: Path) -> tuple[Coverage | None, str]:
+    """(the coverage in `folder`, '') or (None, why it cannot be read)."""
     if not (folder / COVERAGE).is_file():
         return None, f"no {FOLDER}/{COVERAGE}"
     try:
-        cov = Coverage.from_text((folder / COVERAGE).read_text(encoding="utf-8"), f"{FOLDER}/{COVERAGE}")
+        return Coverage.from_text((folder / COVERAGE).read_text(encoding="utf-8"), f"{FOLDER}/{COVERAGE}"), ""
     except (OSError, UnicodeDecodeError, ValueError) as e:
         return None, str(e)
+
+
+def _fresh_coverage(data_dir: str | Path, memo: checked.Memo) -> tuple[Coverage | None, str]:
+    """(DATA's coverage, '') when it covers runs/; (None, why not)."""
+    cov, why = _coverage(Path(data_dir) / FOLDER)
+    if cov is None:
+        return None, why
     disk, outside = _disk_months(data_dir, memo)
     why = stale_months(cov, disk, outside, is_sparse(data_dir))
     return (None, why) if why else (cov, "")
 
 
-def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recent: int) -> tuple[Summary | None, str, str | None]:
+def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recent: int,
+              newest: int | None = None) -> tuple[Summary | None, str, str | None]:
     """(the summary, '', since) as read() gives it, but holding of the months
     before the newest `recent` only the lines that hold one of `needles`, the
     "skipped" ones and those of a night in those months: `bench show` reads its own
@@ -287,9 +318,19 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     month read in part is still checked against its coverage: its paths,
     taken from the text (each line's "night", "nightly" and "path", adjacent
     as line_text sorts them), count and hash, unless this machine checked the
-    same file so before and kept its facts (bench.records.checked)."""
+    same file so before and kept its facts (bench.records.checked).
+
+    `newest`: open only the newest `newest` months, and an older one only
+    when its coverage does not show that none of its nights falls in them
+    (Coverage.nights); the summary's `first` then names the first month
+    opened: every record of a night from then on was read, wherever it lies.
+    Every month is still checked against runs/: a month left unopened is
+    fresh by its count and hash, and its nights are those of its records,
+    which are never edited."""
     if recent < 1:  # `since` names the first month read whole: there must be one
         raise ValueError(f"read_some: recent {recent!r}; expected 1 or more months read whole")
+    if newest is not None and newest < recent:
+        raise ValueError(f"read_some: newest {newest!r}; expected at least the {recent} months read whole")
     memo = checked.Memo(data_dir)
     cov, why = _fresh_coverage(data_dir, memo)
     if cov is None:
@@ -300,9 +341,14 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     # One pattern for the nights: one scan of a month instead of one per month sought.
     nights = re.compile(b'"night":"(?:' + b"|".join(re.escape(m.encode()) for m in whole) + b')-') if whole else None
     wanted = Wanted(tuple(needles), nights, frozenset(whole))
+    first = months[-newest][0] if newest is not None and newest < len(months) else None
     lines: list[Mapping[str, Any]] = []
-    partial = False
+    partial = unopened = False
     for month, (count, digest) in months:
+        if first is not None and month < first and all(n < first for n in cov.nights.get(month, (first,))):
+            if count:
+                unopened = partial = True
+            continue
         if month in whole:
             got, why = _whole_month(folder, month, count, digest, memo)
             if why:
@@ -317,7 +363,7 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
             memo.remember_file(stat, month, count, digest, facts)
         lines += got
     memo.save()
-    return Summary(cov, tuple(lines)), "", whole[0] if partial else None
+    return Summary(cov, tuple(lines), first if unopened else None), "", whole[0] if partial else None
 
 
 def target_needle(backend: str, device: str) -> bytes:
@@ -484,17 +530,25 @@ def month_text(lines: Iterable[Mapping[str, Any]]) -> str:
     return "".join(line_text(x) + "\n" for x in sorted(lines, key=lambda x: x["path"]))
 
 
-def merge_month(old_text: str | None, new: Iterable[Mapping[str, Any]]) -> tuple[str, tuple[int, str]]:
+def merge_month(old_text: str | None, new: Iterable[Mapping[str, Any]]) -> tuple[str, tuple[int, str], tuple[str, ...]]:
     """A month file's text with `new` lines added (a path already there keeps its
-    line: a record is never edited), and the month's (count, hash)."""
-    lines = {}
+    line: a record is never edited), the month's (count, hash) and its nights' months."""
+    lines, parsed = {}, []
     for raw in (old_text or "").split("\n"):  # not splitlines: a string may hold U+2028
         if raw.strip():
-            lines[json.loads(raw)["path"]] = raw
+            parsed.append(json.loads(raw))
+            lines[parsed[-1]["path"]] = raw
     for x in new:
-        lines.setdefault(x["path"], line_text(x))
+        if x["path"] not in lines:
+            lines[x["path"]] = line_text(x)
+            parsed.append(x)
     text = "".join(lines[p] + "\n" for p in sorted(lines))
-    return text, month_hash(lines)
+    return text, month_hash(lines), nights_of(parsed)
+
+
+def nights_of(lines: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
+    """The months ('YYYY-MM') the lines' nights fall in, sorted (a "skipped" line has no night)."""
+    return tuple(sorted({x["night"][:7] for x in lines if isinstance(x.get("night"), str) and _is_month(x["night"][:7])}))
 
 
 def write(data_dir: str | Path, months: Mapping[str, list[Mapping[str, Any]]], keep: Coverage | None = None) -> Coverage:
@@ -504,12 +558,25 @@ def write(data_dir: str | Path, months: Mapping[str, list[Mapping[str, Any]]], k
     folder = Path(data_dir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     covered = dict(keep.months) if keep else {}
+    nights = dict(keep.nights) if keep else {}
     for month, lines in sorted(months.items()):
         atomic.write_text(folder / f"{month}.jsonl", month_text(lines))
-        covered[month] = month_hash(x["path"] for x in lines)
-    cov = Coverage(covered)
+        covered[month], nights[month] = month_hash(x["path"] for x in lines), nights_of(lines)
+    cov = Coverage(covered, nights)
     atomic.write_text(folder / COVERAGE, cov.to_json())
     return cov
+
+
+def with_nights(data_dir: str | Path, cov: Coverage) -> Coverage:
+    """`cov` with the nights of each month that lacked them, from its file
+    when the file holds the records the month covers (a summary written
+    before months carried their nights); else still unknown."""
+    nights = dict(cov.nights)
+    for month in sorted(set(cov.months) - set(nights)):
+        lines, _, why = _month_lines(Path(data_dir) / FOLDER / f"{month}.jsonl")
+        if not why and month_hash(x["path"] for x in lines) == cov.months[month]:
+            nights[month] = nights_of(lines)
+    return Coverage(cov.months, nights)
 
 
 def existing(data_dir: str | Path) -> Coverage | None:

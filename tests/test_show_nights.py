@@ -1,0 +1,177 @@
+"""`bench show` prints the last --nights nights (default 90) or every night
+(--all). From a fresh summary it opens only the newest months that hold
+what it prints, and prints the same bytes as from every record."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from bench import cli
+from bench.commands.show import NIGHTS
+from bench.records import summary
+from tests.helpers import T0, failed, make_record, ok, write_data
+from tests.test_summary import worker
+
+DAYS = 260  # ten months: the default's nights lie in the newest seven
+START = T0 - timedelta(days=DAYS + 20)
+STEP = DAYS - 6  # the night mlp/train turns 30 % slower
+KEYS = ("jax/rtx/mlp/train", "jax/rtx/cnn/train", "torch/rtx/mlp/train")
+VARIANTS = ((), ("--nights", "1"), ("--nights", "37"), ("--nights", "500"), ("--all",))
+
+
+def records() -> list:
+    """Two targets a night for DAYS nights: a step at night STEP, a host whose
+    reference workload moves (the HOST column), a Keras commit, failures."""
+    recs = []
+    for i in range(DAYS):
+        t = START + timedelta(days=i)
+        level = 1000.0 if i < STEP else 700.0
+        ref = 0.002 * (1 + 0.04 * ((i * 7) % 5))
+        for backend in ("jax", "torch"):
+            results = [ok("mlp", "train", level * (1 + 0.01 * ((i * 3) % 4)), workers=[worker(ref)])]
+            results.append(failed("cnn", "train", "oom") if i % 9 == 4 else ok("cnn", "train", 90.0 + i % 3))
+            recs.append(make_record(results, backend=backend, device="rtx", started_at=t,
+                                    keras_version=f"3.16.0.dev{t:%Y%m%d}02",
+                                    environment={"keras_commit": f"{i + 1:040x}"}))
+    return recs
+
+
+def shows(data, capsys, variants=VARIANTS) -> dict:
+    capsys.readouterr()
+    out = {}
+    for key in KEYS:
+        for v in variants:
+            assert cli.main(["show", key, "--data", str(data), *v]) == 0
+            out[key, v] = capsys.readouterr()
+    return out
+
+
+@pytest.fixture
+def opened(monkeypatch) -> list[str]:
+    """The months whose summary file a read opens ('YYYY-MM')."""
+    got: list[str] = []
+    some, whole = summary._some_lines, summary._whole_month
+    monkeypatch.setattr(summary, "_some_lines", lambda path, *a: got.append(path.stem) or some(path, *a))
+    monkeypatch.setattr(summary, "_whole_month", lambda folder, month, *a: got.append(month) or whole(folder, month, *a))
+    return got
+
+
+def test_the_last_nights_print_the_same_from_the_newest_months_of_the_summary_as_from_every_record(tmp_path, capsys, opened):
+    data = write_data(records(), tmp_path / "d")
+    before = shows(data, capsys)  # no summary: every record
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    months = sorted(json.loads((data / "summary" / "coverage.json").read_text())["months"])
+    for variant in VARIANTS:
+        opened.clear()
+        after = shows(data, capsys, (variant,))
+        for key in KEYS:
+            assert after[key, variant].out == before[key, variant].out, f"show {key} {' '.join(variant)}"
+            assert "stale" not in after[key, variant].err
+        # The default's and a few nights' need lie in the newest months; --all and 500 nights need every one.
+        assert (months[0] in opened) == (variant in (("--nights", "500"), ("--all",))), (variant, sorted(set(opened)))
+
+    text = before["jax/rtx/mlp/train", ()].out.splitlines()
+    assert text[0].startswith(f"jax/rtx/mlp/train: Regressed, the last {NIGHTS} nights (--all: every night),")
+    nights = [line.split()[0] for line in text[2:2 + NIGHTS]]
+    assert nights == [(START + timedelta(days=i)).date().isoformat() for i in range(DAYS - NIGHTS, DAYS)]
+    assert text[2 + NIGHTS].startswith("change: Keras")
+    assert "◆ change" in before["jax/rtx/mlp/train", ("--nights", "37")].out
+    one = before["jax/rtx/mlp/train", ("--nights", "1")].out.splitlines()
+    assert one[0].split(", ")[1] == "the last 1 nights (--all: every night)" and len(one[2].split()) >= 6
+    assert "◆ change" not in one[2]  # the change is before the last night, but the status still reads it
+    assert "Regressed" in one[0] and one[3].startswith("change: Keras")
+    every = before["jax/rtx/mlp/train", ("--all",)].out
+    assert every.startswith(f"jax/rtx/mlp/train: Regressed, {DAYS} nights,")
+    assert every == before["jax/rtx/mlp/train", ("--nights", "500")].out
+    # The HOST column and Δ PREV of the first night printed read the nights before it.
+    first = text[2].split()
+    assert first[2] != "—" and first[5] != "—"
+    # Failures since the first night printed, not before.
+    cnn = before["jax/rtx/cnn/train", ()].out.splitlines()
+    fails = [line for line in cnn if "✖ oom" in line]
+    assert fails and all(line.split()[0] >= cnn[2].split()[0] for line in fails)
+    assert len([x for x in before["jax/rtx/cnn/train", ("--all",)].out.splitlines() if "✖ oom" in x]) > len(fails)
+
+
+def test_an_old_month_is_not_opened_and_a_new_night_in_one_opens_it(tmp_path, capsys):
+    """The newest nights come from the newest months unless the coverage says
+    an older month holds one of them (a record lies in its start's month; its
+    night may be later). A month file nobody needs may be broken: the default
+    show does not open it; --all does, finds it stale and reads the records."""
+    recs = records()
+    late = make_record([ok("mlp", "train", 555.0, workers=[worker(0.002)])], backend="jax", device="rtx",
+                       started_at=START + timedelta(days=2),
+                       run={"night": (recs[-1].night + timedelta(days=1)).isoformat()}, run_id="late")
+    data = write_data([*recs, late], tmp_path / "d")
+    before = shows(data, capsys, ((), ("--all",)))
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    coverage = json.loads((data / "summary" / "coverage.json").read_text())
+    oldest = min(coverage["months"])
+    assert coverage["months"][oldest]["nights"][-1] == late.night.isoformat()[:7]
+    assert "555" in before["jax/rtx/mlp/train", ()].out
+    assert shows(data, capsys, ((), ("--all",))) == before  # the late record read from its old month
+
+    data2 = write_data(recs, tmp_path / "d2")
+    before = shows(data2, capsys, ((), ("--all",)))
+    assert cli.main(["summary", "--data", str(data2)]) == 0
+    (data2 / "summary" / f"{oldest}.jsonl").write_text("not a summary month\n")
+    after = shows(data2, capsys, ((), ("--all",)))
+    for key in KEYS:
+        assert after[key, ()] == before[key, ()]
+        assert after[key, ("--all",)].out == before[key, ("--all",)].out
+        assert f"summary/ is stale (summary/{oldest}.jsonl" in after[key, ("--all",)].err
+
+
+def test_a_summary_without_nights_opens_every_month_and_bench_summary_adds_them(tmp_path, capsys, opened):
+    data = write_data(records(), tmp_path / "d")
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    path = data / "summary" / "coverage.json"
+    built = path.read_text()
+    cov = json.loads(built)
+    for month in cov["months"].values():
+        del month["nights"]
+    path.write_text(json.dumps(cov))  # as written before months had nights
+    before = shows(data, capsys, ((),))
+    assert min(cov["months"]) in opened
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    assert path.read_text() == built
+    opened.clear()
+    assert shows(data, capsys, ((),)) == before and min(cov["months"]) not in opened
+
+
+def test_coverage_names_a_bad_nights_value():
+    good = {"format": 2, "months": {"2026-05": {"count": 1, "hash": "h", "nights": ["2026-05"]}}}
+    cov = summary.Coverage({"2026-05": (1, "h")}, {"2026-05": ("2026-05",)})
+    assert summary.Coverage.from_text(json.dumps({**good, "count": 1, "hash": cov.digest}), "c") == cov
+    for bad in (["2026-5"], "2026-05", [5]):
+        text = json.dumps({"format": 2, "count": 1, "hash": cov.digest,
+                           "months": {"2026-05": {"count": 1, "hash": "h", "nights": bad}}})
+        with pytest.raises(ValueError, match=r"c: summary coverage month '2026-05': nights .*expected"):
+            summary.Coverage.from_text(text, "c")
+
+
+@pytest.mark.parametrize("args, said", [(["--nights", "0"], "'0'; expected a whole number of nights"),
+                                        (["--nights", "x"], "'x'; expected a whole number of nights"),
+                                        (["--nights", "3", "--all"], "not allowed with argument")])
+def test_show_names_a_bad_nights_argument(tmp_path, capsys, args, said):
+    data = write_data(records()[:4], tmp_path / "d")
+    capsys.readouterr()
+    assert cli.main(["show", "jax/rtx/mlp/train", "--data", str(data), *args]) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 3  # usage (two lines) and the one error line
+
+
+def test_a_merged_month_has_the_nights_of_its_old_lines_and_its_new_ones():
+    """What publish appends: an old line's night may lie in another month
+    (a rerun of an older night, a night later than its start)."""
+    old = [{"path": "runs/2026/11/01/a.json", "night": "2026-10-31"},
+           {"path": "runs/2026/11/01/b.json", "skipped": "not a record"}]
+    text = "".join(summary.line_text(x) + "\n" for x in old)
+    new = [{"path": "runs/2026/11/02/c.json", "night": "2026-11-02"},
+           {"path": "runs/2026/11/01/a.json", "night": "2027-01-01"}]  # already there: kept as it was
+    merged, (count, _), nights = summary.merge_month(text, new)
+    assert count == 3 and nights == ("2026-10", "2026-11") == summary.nights_of(
+        json.loads(line) for line in merged.splitlines())
