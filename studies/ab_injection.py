@@ -103,12 +103,12 @@ def _slowed(fn):
         out = fn(*args, **kwargs)
         _ready(out)
         spin = FRACTION * state["step"]
-        until = _clock() + spin
-        while _clock() < until:
-            pass
+        _spend(spin)
         state["last"], state["spun"] = now, spin
         return out
     return call
+
+{spend}
 
 
 def _wrap(name, attr):
@@ -129,6 +129,36 @@ _wrap("make_train_function", "train_function")
 _wrap("make_predict_function", "predict_function")
 '''
 
+# How the added time is spent. SPIN: on this process's own CPU alone.
+SPIN = '''def _spend(seconds):
+    until = _clock() + seconds
+    while _clock() < until:
+        pass
+'''
+# STREAM (studies/ab_bandwidth.py): copying through a buffer four times a
+# typical last-level cache, a mebibyte at a time, so that the time goes to
+# memory traffic that the partner process shares.
+STREAM = '''import numpy as _np
+
+_BUF = _np.ones(64 * 2**20 // 8)
+_OUT = _np.empty(2**20 // 8)
+_at = [0]
+
+
+def _spend(seconds):
+    until = _clock() + seconds
+    step = _OUT.size
+    while _clock() < until:
+        start = _at[0]
+        _np.copyto(_OUT, _BUF[start:start + step])
+        _at[0] = (start + step) % (_BUF.size - step)
+'''
+
+def step_site(fraction: float, spend: str = SPIN) -> str:
+    """The sitecustomize.py that makes each Keras step function call `fraction` slower, spent by `spend`."""
+    return STEP_SITE.format(fraction=fraction, spend=spend)
+
+
 def width_for(fraction: float) -> int:
     """The hidden width whose multiply-adds per sample are (1 + fraction) x the 256-unit MLP's."""
     work = lambda h: 784 * h + h * h + 10 * h  # noqa: E731
@@ -139,8 +169,8 @@ def width_for(fraction: float) -> int:
 def make_b_python(folder: Path, kind: str, fraction: float) -> Path:
     """An executable: this python with `folder` (its sitecustomize.py) first on PYTHONPATH."""
     folder.mkdir(parents=True, exist_ok=True)
-    if kind == "step":
-        (folder / "sitecustomize.py").write_text(STEP_SITE.format(fraction=fraction))
+    if kind in ("step", "stream"):
+        (folder / "sitecustomize.py").write_text(step_site(fraction, SPIN if kind == "step" else STREAM))
     elif kind == "compute":
         (folder / "sitecustomize.py").write_text(widen_site(width_for(fraction)))
     wrapper = folder / "python"

@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "studies"))
 
-from ab_injection import STEP_SITE  # noqa: E402  (one step injection for both studies)
+from ab_injection import step_site  # noqa: E402  (one step injection for both studies)
 from bench.measure import lock  # noqa: E402
 
 
@@ -64,7 +64,7 @@ def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], 
     env = {**os.environ, lock.ENV: str(out.parent / "inner.lock")}
     with tempfile.TemporaryDirectory(prefix="bench-native-") as site:
         if inject:
-            (Path(site) / "sitecustomize.py").write_text(STEP_SITE.format(fraction=inject))
+            (Path(site) / "sitecustomize.py").write_text(step_site(inject))
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, str(ROOT), env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "bench", "run", "--native", "on", "--out", str(out),
                *[a for b in backends for a in ("--backend", b)], "--models", *models, "--modes", *modes,

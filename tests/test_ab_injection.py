@@ -20,7 +20,7 @@ def study(monkeypatch):
     return module
 
 
-def _stepping(study, monkeypatch, fraction: float):
+def _stepping(study, monkeypatch, fraction: float, spend: str | None = None):
     """A made-up Keras whose train step takes 20 ms of a made-up clock (each
     reading costs 0.1 ms), with the step injection of `fraction` on it:
     (model, clock's [now], the site's namespace)."""
@@ -41,20 +41,28 @@ def _stepping(study, monkeypatch, fraction: float):
     keras = types.SimpleNamespace(Model=Model, backend=types.SimpleNamespace(backend=lambda: "numpy"))
     monkeypatch.setitem(sys.modules, "keras", keras)
     site = {}
-    exec(study.STEP_SITE.format(fraction=fraction), site)
+    exec(study.step_site(fraction, spend or study.SPIN), site)
     site["_clock"] = clock
     m = Model()
     m.make_train_function()
     return m, now, site
 
 
-def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, monkeypatch):
-    m, now, _ = _stepping(study, monkeypatch, 0.5)
+@pytest.mark.parametrize("spend", ["SPIN", "STREAM"])
+def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, monkeypatch, spend):
+    """Spun on its own CPU or spent streaming memory (studies/ab_bandwidth.py), the same time."""
+    m, now, site = _stepping(study, monkeypatch, 0.5, getattr(study, spend))
+    copies = []
+    if spend == "STREAM":
+        np = site["_np"]
+        site["_np"] = types.SimpleNamespace(copyto=lambda dst, src: copies.append(src.size) or np.copyto(dst, src))
     for _ in range(6):
         m.train_function()
     # 6 steps of ~20 ms; from the second on, each followed by a spin of half the
     # unmodified interval before it (~10 ms): 5 spins, about 170 ms in all
     assert now[0] == pytest.approx(6 * 0.02 + 5 * 0.01, rel=0.03)
+    if spend == "STREAM":  # a mebibyte a clock reading: each of the ~500 readings of the spins copied one
+        assert len(copies) > 400 and set(copies) == {2**20 // 8}
 
 
 def test_the_step_injection_leaves_out_the_gaps_between_timed_calls(study, monkeypatch):
