@@ -116,16 +116,17 @@ def summary_files(read, new) -> dict[str, str]:
         month = summary_store.month_of(rec.relpath())
         if month is not None:
             by_month.setdefault(month, []).append(summary_line(rec, rec.relpath()))
-    months, nights, out = dict(cov.months), dict(cov.nights), {}
+    months, dates, out = dict(cov.months), dict(cov.dates), {}
     for month, lines in sorted(by_month.items()):
         try:
-            out[f"{folder}/{month}.jsonl"], months[month], nights[month] = summary_store.merge_month(
+            out[f"{folder}/{month}.jsonl"], months[month], found = summary_store.merge_month(
                 read(f"{folder}/{month}.jsonl"), lines)
+            summary_store.set_dates(dates, month, found)
         except (ValueError, KeyError, TypeError) as e:
             print(f"bench publish: {folder}/{month}.jsonl is not a summary month ({e}); the summary is left "
                   "as it is (`bench summary` rebuilds it)", file=sys.stderr)
             return {}
-    out[f"{folder}/{summary_store.COVERAGE}"] = summary_store.Coverage(months, nights).to_json()
+    out[f"{folder}/{summary_store.COVERAGE}"] = summary_store.Coverage(months, dates).to_json()
     return out
 
 

@@ -58,7 +58,7 @@ def main(args) -> int:
     # From a fresh summary: this target's lines of the months that hold what
     # is printed (every month with --all), the others' newest months only.
     got = load_target(args.data, key[0], key[1], verb="show", warn=sys.stderr,
-                      need=None if last is None else _need(last, cfg.trends))
+                      need=None if last is None else (key, _need(last, cfg.trends)))
     if got is not None:
         series, since = got[0].series, got[1]
         if key in series:
@@ -80,8 +80,10 @@ def main(args) -> int:
 def _need(last: int, trends) -> int:
     """The nights of each series of the target that print the last `last`
     as every night would: the status reads the last window + BASELINE
-    (trends.assess), the host column BASELINE before the first printed
-    night (host.night_shifts) and Δ PREV the one before it."""
+    (trends.assess), and its change window and whose change it is the
+    nights next to the change; the HOST column reads BASELINE before the
+    first printed night (host.night_shifts) and Δ PREV the one before it.
+    BASELINE + 1 past the larger of `last` and the status's covers them all."""
     from bench.analyse.trends import BASELINE
 
     return max(last, trends.window + BASELINE) + BASELINE + 1

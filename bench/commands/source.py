@@ -78,7 +78,7 @@ NIGHTS_A_MONTH = 25
 
 def load_target(data: str | Path, backend: str, device: str, *, verb: str,
                 warn: TextIO | None = STDERR, now: datetime | None = None,
-                need: int | None = None) -> tuple[Loaded, date | None] | None:
+                need: tuple[SeriesKey, int] | None = None) -> tuple[Loaded, date | None] | None:
     """(the series, since) from a fresh summary's lines of this target in
     every month and every line of the newest RECENT_MONTHS months, so that
     every series of (backend, device) is whole and the others hold every
@@ -87,20 +87,23 @@ def load_target(data: str | Path, backend: str, device: str, *, verb: str,
     is missing or stale (said in one line, as load_series says it), or the
     folder has none: then the caller reads everything (load_series).
 
-    `need`: only the newest months are opened where they give every series
-    of (backend, device) its last `need` nights (each of them whole, none
-    from an older month): then those series hold their last `need` nights
-    as every month gives them, and may lack older ones. `bench show` prints
-    the last nights; what it reads does not grow with the history."""
+    `need` (key, n): only the newest months are opened where they give the
+    series `key` of this target, and every other of its series with a night
+    in them, their last n nights (each of them whole, none from an older
+    month): those series then hold their last n nights as every month gives
+    them, and may lack older ones. Else every month is read. `bench show`
+    prints the last nights; for a target whose series run every night, what
+    it reads does not grow with the history."""
     if warn is STDERR:
         warn = sys.stderr
     root = Path(data)
     if not (root.is_dir() and (root / summary.FOLDER).is_dir()):
         return None
-    newest = None if need is None else max(RECENT_MONTHS, -(-need // NIGHTS_A_MONTH) + 1)
+    newest = None if need is None else max(RECENT_MONTHS, -(-need[1] // NIGHTS_A_MONTH) + 1)
     with paused_gc():
         got = _target_series(root, data, backend, device, newest, now)
-        if got is not None and got[3] is not None and not _holds(got[0], (backend, device), need, got[3]):
+        if got is not None and got[3] is not None and not _holds(got[0], *need, got[3]):
+            # A series that may lack nights it needs (gaps, or new): the status could read older ones.
             got = _target_series(root, data, backend, device, None, now)  # every month
     if got is None:
         return None
@@ -124,11 +127,15 @@ def _target_series(root: Path, data, backend: str, device: str, newest: int | No
         return None  # the same: load_series says why
 
 
-def _holds(series: Mapping[SeriesKey, Series], target: tuple[str, str], need: int, first: str) -> bool:
-    """Whether every series of `target` has `need` points, the oldest of them on or after month `first`."""
+def _holds(series: Mapping[SeriesKey, Series], key: SeriesKey, need: int, first: str) -> bool:
+    """Whether `key`'s series, and every other series of its target that has
+    a point on or after month `first`, has `need` points from then on. One
+    with none there (skipped every night, or no longer run) reads as having
+    no change whatever its older nights: its newest is months old."""
     start = date(int(first[:4]), int(first[5:]), 1)
-    mine = [s for k, s in series.items() if k[:2] == target]
-    return bool(mine) and all(len(s.points) >= need and s.points[-need].day >= start for s in mine)
+    holds = lambda s: len(s.points) >= need and s.points[-need].day >= start  # noqa: E731
+    return key in series and holds(series[key]) and all(
+        holds(s) for k, s in series.items() if k[:2] == key[:2] and s.points and s.points[-1].day >= start)
 
 
 _KEPT: list[Loaded] = []

@@ -3,8 +3,9 @@ one JSON line per record, one file per month (docs/scale.md).
 
 DATA/summary/
   coverage.json   {"format": 2, "count": N, "hash": H,
-                   "months": {"YYYY-MM": {"count": n, "hash": h, "nights": ["YYYY-MM", ...]}}}
-                  ("nights": the months its records' nights fall in, sorted)
+                   "months": {"YYYY-MM": {"count": n, "hash": h, "dates": ["YYYY-MM", ...]}}}
+                  ("dates": the months its records' nights and starts fall in, sorted;
+                  absent when unknown, or when the month holds a "skipped" line)
   YYYY-MM.jsonl   one line per record file of runs/YYYY/MM/ (sorted keys):
                     "path"  the record's path under DATA (runs/YYYY/MM/DD/<name>.json)
                   and either "skipped": the one line that names why the file is not a
@@ -31,8 +32,8 @@ Format history: 1 (2026-12): as above.
     (bench.analyse.triangulate). A format-1 summary reads as stale (its
     states lack the OS, so the first line written with it would read as an
     OS change); the readers use the records until `bench summary` rebuilds it.
-    Extended (2026-12-07, stop 62): a month's "nights". A reader of format 2
-    without them ignores them; a month without them has its nights unknown,
+    Extended (2026-12-07, stop 62): a month's "dates". A reader of format 2
+    without them ignores them; a month without them has its dates unknown,
     and a reader opens it (`bench summary` adds them).
 """
 
@@ -58,22 +59,24 @@ FORMAT = 2
 @dataclass(frozen=True)
 class Coverage:
     """Which record files a summary covers: per month (count, hash); and,
-    where known, per month the months its lines' nights fall in (`nights`:
-    a reader that wants only the newest nights leaves a month unopened when
-    none of its nights is that new)."""
+    where known, per month the months its records' nights and starts fall
+    in (`dates`: a reader that wants only the newest nights leaves a month
+    unopened when none of its records is that new). Like the counts, the
+    dates are written by `bench publish` and `bench summary` (which writes
+    them afresh); unlike them, no reader checks them against runs/."""
 
     months: Mapping[str, tuple[int, str]]
-    nights: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    dates: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     def __post_init__(self):
         for month, (count, digest) in self.months.items():
             if not _is_month(month) or not isinstance(count, int) or count < 0 or not isinstance(digest, str):
                 raise ValueError(f"summary coverage month {month!r}: ({count!r}, {digest!r}); "
                                  "expected 'YYYY-MM': (count >= 0, sha256 hex)")
-        for month, nights in self.nights.items():
-            if month not in self.months or not isinstance(nights, tuple) or not all(map(_is_month, nights)):
-                raise ValueError(f"summary coverage month {month!r}: nights {nights!r}; "
-                                 "expected a covered month's nights as ['YYYY-MM', ...]")
+        for month, dates in self.dates.items():
+            if month not in self.months or not isinstance(dates, tuple) or not all(map(_is_month, dates)):
+                raise ValueError(f"summary coverage month {month!r}: dates {dates!r}; "
+                                 "expected a covered month's dates as ['YYYY-MM', ...]")
 
     @property
     def count(self) -> int:
@@ -86,8 +89,8 @@ class Coverage:
 
     def to_json(self) -> str:
         months = {m: {"count": c, "hash": h} for m, (c, h) in sorted(self.months.items())}
-        for m, nights in self.nights.items():
-            months[m]["nights"] = list(nights)
+        for m, dates in self.dates.items():
+            months[m]["dates"] = list(dates)
         return json.dumps({"format": FORMAT, "count": self.count, "hash": self.digest, "months": months},
                           sort_keys=True, indent=1) + "\n"
 
@@ -95,7 +98,7 @@ class Coverage:
         """This coverage less `months`."""
         gone = set(months)
         return Coverage({m: v for m, v in self.months.items() if m not in gone},
-                        {m: v for m, v in self.nights.items() if m not in gone})
+                        {m: v for m, v in self.dates.items() if m not in gone})
 
     @classmethod
     def from_text(cls, text: str, source: str) -> "Coverage":
@@ -104,8 +107,8 @@ class Coverage:
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}; expected {FORMAT}")
             cov = cls({m: (v["count"], v["hash"]) for m, v in data["months"].items()},
-                      {m: tuple(v["nights"]) if isinstance(v["nights"], list) else v["nights"]
-                       for m, v in data["months"].items() if "nights" in v})
+                      {m: tuple(v["dates"]) if isinstance(v["dates"], list) else v["dates"]
+                       for m, v in data["months"].items() if "dates" in v})
             if (data.get("count"), data.get("hash")) != (cov.count, cov.digest):
                 raise ValueError("count and hash do not match its months")
             return cov
@@ -250,7 +253,7 @@ class Summary:
 
     coverage: Coverage
     lines: tuple[Mapping[str, Any], ...]
-    first: str | None = None  # read_some: the first month opened when older ones were not ('YYYY-MM')
+    first: str | None = None  # read_some: from this month on ('YYYY-MM') every record was read; None: every one
 
 
 def read(data_dir: str | Path) -> tuple[Summary | None, str]:
@@ -320,13 +323,13 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     as line_text sorts them), count and hash, unless this machine checked the
     same file so before and kept its facts (bench.records.checked).
 
-    `newest`: open only the newest `newest` months, and an older one only
-    when its coverage does not show that none of its nights falls in them
-    (Coverage.nights); the summary's `first` then names the first month
-    opened: every record of a night from then on was read, wherever it lies.
-    Every month is still checked against runs/: a month left unopened is
-    fresh by its count and hash, and its nights are those of its records,
-    which are never edited."""
+    `newest`: open only the newest `newest` months, and an older one unless
+    its coverage shows that none of its records' nights and starts falls in
+    them (Coverage.dates); the summary's `first` then names the first of
+    those months: every record of a night, or started, from then on was
+    read, wherever it lies. Every month is still checked against runs/: a
+    month left unopened is fresh by its count and hash, and its dates are
+    those of its records, which are never edited."""
     if recent < 1:  # `since` names the first month read whole: there must be one
         raise ValueError(f"read_some: recent {recent!r}; expected 1 or more months read whole")
     if newest is not None and newest < recent:
@@ -345,7 +348,7 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     lines: list[Mapping[str, Any]] = []
     partial = unopened = False
     for month, (count, digest) in months:
-        if first is not None and month < first and all(n < first for n in cov.nights.get(month, (first,))):
+        if first is not None and _before(cov, month, first):
             if count:
                 unopened = partial = True
             continue
@@ -364,6 +367,12 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
         lines += got
     memo.save()
     return Summary(cov, tuple(lines), first if unopened else None), "", whole[0] if partial else None
+
+
+def _before(cov: Coverage, month: str, first: str) -> bool:
+    """Whether the coverage shows that every record of `month` is of a night,
+    and started, before month `first` (a month whose dates are unknown is not)."""
+    return month < first and month in cov.dates and all(d < first for d in cov.dates[month])
 
 
 def target_needle(backend: str, device: str) -> bytes:
@@ -532,7 +541,7 @@ def month_text(lines: Iterable[Mapping[str, Any]]) -> str:
 
 def merge_month(old_text: str | None, new: Iterable[Mapping[str, Any]]) -> tuple[str, tuple[int, str], tuple[str, ...]]:
     """A month file's text with `new` lines added (a path already there keeps its
-    line: a record is never edited), the month's (count, hash) and its nights' months."""
+    line: a record is never edited), the month's (count, hash) and its dates (dates_of)."""
     lines, parsed = {}, []
     for raw in (old_text or "").split("\n"):  # not splitlines: a string may hold U+2028
         if raw.strip():
@@ -543,12 +552,20 @@ def merge_month(old_text: str | None, new: Iterable[Mapping[str, Any]]) -> tuple
             lines[x["path"]] = line_text(x)
             parsed.append(x)
     text = "".join(lines[p] + "\n" for p in sorted(lines))
-    return text, month_hash(lines), nights_of(parsed)
+    return text, month_hash(lines), dates_of(parsed)
 
 
-def nights_of(lines: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
-    """The months ('YYYY-MM') the lines' nights fall in, sorted (a "skipped" line has no night)."""
-    return tuple(sorted({x["night"][:7] for x in lines if isinstance(x.get("night"), str) and _is_month(x["night"][:7])}))
+def dates_of(lines: Iterable[Mapping[str, Any]]) -> tuple[str, ...] | None:
+    """The months ('YYYY-MM') the lines' nights and starts fall in, sorted;
+    None when a line has no night or start (a "skipped" line: a reader must
+    open its month to name the file)."""
+    found = set()
+    for x in lines:
+        night, start = x.get("night"), x.get("started_at")
+        if not (isinstance(night, str) and isinstance(start, str) and _is_month(night[:7]) and _is_month(start[:7])):
+            return None
+        found.update((night[:7], start[:7]))
+    return tuple(sorted(found))
 
 
 def write(data_dir: str | Path, months: Mapping[str, list[Mapping[str, Any]]], keep: Coverage | None = None) -> Coverage:
@@ -558,25 +575,34 @@ def write(data_dir: str | Path, months: Mapping[str, list[Mapping[str, Any]]], k
     folder = Path(data_dir) / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     covered = dict(keep.months) if keep else {}
-    nights = dict(keep.nights) if keep else {}
+    dates = dict(keep.dates) if keep else {}
     for month, lines in sorted(months.items()):
         atomic.write_text(folder / f"{month}.jsonl", month_text(lines))
-        covered[month], nights[month] = month_hash(x["path"] for x in lines), nights_of(lines)
-    cov = Coverage(covered, nights)
+        covered[month] = month_hash(x["path"] for x in lines)
+        set_dates(dates, month, dates_of(lines))
+    cov = Coverage(covered, dates)
     atomic.write_text(folder / COVERAGE, cov.to_json())
     return cov
 
 
-def with_nights(data_dir: str | Path, cov: Coverage) -> Coverage:
-    """`cov` with the nights of each month that lacked them, from its file
-    when the file holds the records the month covers (a summary written
-    before months carried their nights); else still unknown."""
-    nights = dict(cov.nights)
-    for month in sorted(set(cov.months) - set(nights)):
+def set_dates(dates: dict[str, tuple[str, ...]], month: str, found: tuple[str, ...] | None) -> None:
+    """dates[month] = found, or no entry when `found` is None (unknown)."""
+    if found is None:
+        dates.pop(month, None)
+    else:
+        dates[month] = found
+
+
+def with_dates(data_dir: str | Path, cov: Coverage) -> Coverage:
+    """`cov` with every month's dates worked out afresh from its file (a
+    summary written before months carried them, or a hand-edited
+    coverage.json), where the file holds the records the month covers; else unknown."""
+    dates: dict[str, tuple[str, ...]] = {}
+    for month in sorted(cov.months):
         lines, _, why = _month_lines(Path(data_dir) / FOLDER / f"{month}.jsonl")
         if not why and month_hash(x["path"] for x in lines) == cov.months[month]:
-            nights[month] = nights_of(lines)
-    return Coverage(cov.months, nights)
+            set_dates(dates, month, dates_of(lines))
+    return Coverage(cov.months, dates)
 
 
 def existing(data_dir: str | Path) -> Coverage | None:
