@@ -171,8 +171,8 @@ def test_coverage_names_a_bad_dates_value():
             summary.Coverage.from_text(text, "c")
 
 
-@pytest.mark.parametrize("args, said", [(["--nights", "0"], "'0'; expected a whole number of nights"),
-                                        (["--nights", "x"], "'x'; expected a whole number of nights"),
+@pytest.mark.parametrize("args, said", [(["--nights", "0"], "argument --nights: '0'; expected a whole number >= 1"),
+                                        (["--nights", "x"], "argument --nights: 'x'; expected a whole number >= 1"),
                                         (["--nights", "3", "--all"], "not allowed with argument")])
 def test_show_names_a_bad_nights_argument(tmp_path, capsys, args, said):
     data = write_data(records()[:4], tmp_path / "d")

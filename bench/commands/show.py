@@ -15,10 +15,10 @@ bench.analyse.profile). An unknown series is named with the ones the data has.
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 from bench import config
+from bench.commands.arguments import positive_int
 from bench.errors import UsageError
 from bench.commands.source import load_series, load_target
 
@@ -31,19 +31,9 @@ def add_arguments(parser):
     parser.add_argument("--data", required=True, metavar="DIR",
                         help="a data-branch checkout (holding runs/) or a folder of record files")
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--nights", type=_count, default=NIGHTS, metavar="N",
+    which.add_argument("--nights", type=positive_int, default=NIGHTS, metavar="N",
                        help=f"print the last N nights (default {NIGHTS}); the status reads the nights it always reads")
     which.add_argument("--all", action="store_true", help="print every night")
-
-
-def _count(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r}; expected a whole number of nights, 1 or more")
-    return n
 
 
 def main(args) -> int:
