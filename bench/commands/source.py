@@ -11,7 +11,7 @@ import sys
 from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from pathlib import Path
-from typing import Mapping, TextIO
+from typing import Mapping, NamedTuple, TextIO
 
 from bench.analyse.series import Series, SeriesKey, all_series, table_series
 from bench.analyse.summarised import KINDS, read_lines, series_from_lines
@@ -102,27 +102,39 @@ def load_target(data: str | Path, backend: str, device: str, *, verb: str,
     newest = None if need is None else max(RECENT_MONTHS, -(-need[1] // NIGHTS_A_MONTH) + 1)
     with paused_gc():
         got = _target_series(root, data, backend, device, newest, now)
-        if got is not None and got[3] is not None and not _holds(got[0], *need, got[3]):
+        if got is not None and got.first is not None and not _holds(got.series, *need, got.first):
             # A series that may lack nights it needs (gaps, or new): the status could read older ones.
             got = _target_series(root, data, backend, device, None, now)  # every month
     if got is None:
         return None
-    series, problems, since, _, count = got
-    for p in problems:
+    for p in got.problems:
         if warn is not None:
             print(f"bench: {p}", file=warn)
-    return (_kept(Loaded(series, count, tuple(problems), "summary")),
-            date(int(since[:4]), int(since[5:]), 1) if since else None)
+    return (_kept(Loaded(got.series, got.count, tuple(got.problems), "summary")),
+            date(int(got.since[:4]), int(got.since[5:]), 1) if got.since else None)
 
 
-def _target_series(root: Path, data, backend: str, device: str, newest: int | None, now: datetime | None):
-    """(series, problems, since, first, lines read) of load_target; None when stale or a line is of the wrong shape."""
+class _Read(NamedTuple):
+    """What _target_series read: the series, the lines' problems, read_some's
+    `since`, Summary.first (the first month opened, when older ones were
+    not) and the count of lines read."""
+    series: dict[SeriesKey, Series]
+    problems: list[str]
+    since: str | None
+    first: str | None
+    count: int
+
+
+def _target_series(root: Path, data, backend: str, device: str, newest: int | None,
+                   now: datetime | None) -> _Read | None:
+    """load_target's read of the newest `newest` months (None: every month);
+    None when stale or a line is of the wrong shape."""
     found, _why, since = summary.read_some(root, (summary.target_needle(backend, device),), RECENT_MONTHS, newest)
     if found is None:
         return None  # load_series finds it stale again and says why, once
     try:
         lines, problems = read_lines(found.lines, str(data), (now or datetime.now(timezone.utc)) + FUTURE)
-        return series_from_lines(lines, KINDS), problems, since, found.first, len(lines)
+        return _Read(series_from_lines(lines, KINDS), problems, since, found.first, len(lines))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None  # the same: load_series says why
 

@@ -284,21 +284,15 @@ def _whole_month(folder: Path, month: str, count: int, digest: str, memo: checke
     return got, ""
 
 
-def _coverage(folder: Path) -> tuple[Coverage | None, str]:
-    """(the coverage in `folder`, '') or (None, why it cannot be read)."""
+def _fresh_coverage(data_dir: str | Path, memo: checked.Memo) -> tuple[Coverage | None, str]:
+    """(DATA's coverage, '') when it covers runs/; (None, why not)."""
+    folder = Path(data_dir) / FOLDER
     if not (folder / COVERAGE).is_file():
         return None, f"no {FOLDER}/{COVERAGE}"
     try:
-        return Coverage.from_text((folder / COVERAGE).read_text(encoding="utf-8"), f"{FOLDER}/{COVERAGE}"), ""
+        cov = Coverage.from_text((folder / COVERAGE).read_text(encoding="utf-8"), f"{FOLDER}/{COVERAGE}")
     except (OSError, UnicodeDecodeError, ValueError) as e:
         return None, str(e)
-
-
-def _fresh_coverage(data_dir: str | Path, memo: checked.Memo) -> tuple[Coverage | None, str]:
-    """(DATA's coverage, '') when it covers runs/; (None, why not)."""
-    cov, why = _coverage(Path(data_dir) / FOLDER)
-    if cov is None:
-        return None, why
     disk, outside = _disk_months(data_dir, memo)
     why = stale_months(cov, disk, outside, is_sparse(data_dir))
     return (None, why) if why else (cov, "")
