@@ -140,18 +140,20 @@ SPIN = '''def _spend(seconds):
 # memory traffic that the partner process shares.
 STREAM = '''import numpy as _np
 
-_BUF = _np.ones(64 * 2**20 // 8)
-_OUT = _np.empty(2**20 // 8)
+_BUF, _OUT = [], []  # made at the first spend: a process that takes no step (bench run's parent) makes none
 _at = [0]
 
 
 def _spend(seconds):
+    if not _BUF:
+        _BUF.append(_np.ones(64 * 2**20 // 8))
+        _OUT.append(_np.empty(2**20 // 8))
+    buf, out = _BUF[0], _OUT[0]
     until = _clock() + seconds
-    step = _OUT.size
-    while _clock() < until:
+    while _clock() < until:  # each copy whole: it may end up to one copy (tens of µs) past `until`
         start = _at[0]
-        _np.copyto(_OUT, _BUF[start:start + step])
-        _at[0] = (start + step) % (_BUF.size - step)
+        _np.copyto(out, buf[start:start + out.size])
+        _at[0] = (start + out.size) % (buf.size - out.size)
 '''
 
 def step_site(fraction: float, spend: str = SPIN) -> str:

@@ -55,7 +55,8 @@ def test_the_step_injection_spins_its_fraction_of_each_steps_own_time(study, mon
     copies = []
     if spend == "STREAM":
         np = site["_np"]
-        site["_np"] = types.SimpleNamespace(copyto=lambda dst, src: copies.append(src.size) or np.copyto(dst, src))
+        site["_np"] = types.SimpleNamespace(copyto=lambda dst, src: copies.append(src.size) or np.copyto(dst, src),
+                                            ones=np.ones, empty=np.empty)
     for _ in range(6):
         m.train_function()
     # 6 steps of ~20 ms; from the second on, each followed by a spin of half the

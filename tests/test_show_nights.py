@@ -6,6 +6,7 @@ record, whatever lies in the months it leaves unopened."""
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -116,17 +117,20 @@ def test_an_old_month_is_not_opened_and_a_new_night_in_one_opens_it(tmp_path, ca
                        started_at=START + timedelta(days=2),
                        run={"night": (recs[-1].night + timedelta(days=1)).isoformat()}, run_id="late")
     data = write_data([*recs, late], tmp_path / "d")
-    # Started last night but of the first night, laid by hand in the oldest month's folder: the
-    # failure the series ends on (the status and ✖ rows read a failure's start).
+    # Started last night but of an old night, laid by hand in an old month's folder that no late
+    # night opens: the failure the series ends on (the status and ✖ rows read a failure's start).
+    old_night = recs[2 * 40].night  # night 40 of each target: some two months in
     stray = make_record([failed("mlp", "train", "oom")], backend="torch", device="rtx",
-                        started_at=START + timedelta(days=DAYS - 1, hours=5), run={"night": recs[0].night.isoformat()},
+                        started_at=START + timedelta(days=DAYS - 1, hours=5), run={"night": old_night.isoformat()},
                         run_id="stray")
-    write(stray, data, f"runs/{START:%Y/%m}/{START.day + 1:02d}/torch--rtx--stray.json")
+    write(stray, data, f"runs/{old_night:%Y/%m/%d}/torch--rtx--stray.json")
     before = shows(data, capsys, ((), ("--all",)))
     assert cli.main(["summary", "--data", str(data)]) == 0
     coverage = json.loads((data / "summary" / "coverage.json").read_text())
     oldest = min(coverage["months"])
     assert coverage["months"][oldest]["dates"][-1] == late.night.isoformat()[:7]
+    assert coverage["months"][f"{old_night:%Y-%m}"]["dates"][-1] == f"{recs[-1].night:%Y-%m}"  # by its start alone
+    assert f"{old_night:%Y-%m}" != oldest
     assert "555" in before["jax/rtx/mlp/train", ()].out
     assert before["torch/rtx/mlp/train", ()].out.startswith("torch/rtx/mlp/train: Failed")
     assert shows(data, capsys, ((), ("--all",))) == before  # both read from their old month
@@ -241,3 +245,29 @@ def test_load_target_asks_the_key_and_each_sibling_with_a_night_there_for_the_ni
     series[("jax", "rtx", "mlp", "predict")] = series[("jax", "rtx", "mlp", "train")]
     old = f"{records()[0].night:%Y-%m}"
     assert source._holds(series, key, DAYS - 40, old) is True
+
+
+@pytest.mark.parametrize("case", ["a night after every month", "started after the newest night, laid in an old month"])
+def test_another_targets_record_newer_than_the_months_read_whole_is_read_from_an_older_month(tmp_path, capsys, case):
+    """A month read in part gives, besides its own target's lines, every line
+    of a night or started in the months read whole or later: another
+    target's such record names itself on stderr (a night after the newest
+    run) or moves the newest run that the staleness rule reads."""
+    recs = records()
+    if case == "a night after every month":
+        odd = make_record([ok("mlp", "train", 900.0, workers=[worker(0.002)])], backend="torch", device="rtx",
+                          started_at=START + timedelta(days=5), run={"night": "2027-06-01"}, run_id="odd")
+        data = write_data([*recs, odd], tmp_path / "d")
+    else:
+        odd = make_record([ok("mlp", "train", 900.0, workers=[worker(0.002)])], backend="torch", device="rtx",
+                          started_at=START + timedelta(days=DAYS + 15), run={"night": recs[0].night.isoformat()},
+                          run_id="odd")
+        data = write_data(recs, tmp_path / "d")
+        write(odd, data, f"runs/{START:%Y/%m}/{START.day + 1:02d}/torch--rtx--odd.json")
+    before = shows(data, capsys, ((), ("--all",)))
+    assert ("dated 2027-06-01" in before["jax/rtx/mlp/train", ()].err if case.startswith("a night")
+            else before["jax/rtx/mlp/train", ()].out.startswith("jax/rtx/mlp/train: Stale"))
+    assert cli.main(["summary", "--data", str(data)]) == 0
+    after = shows(data, capsys, ((), ("--all",)))
+    at_now = lambda text: re.sub(r"after \S+Z \(\d+ h from now\)", "after NOW", text)  # noqa: E731 - the clock's reading
+    assert {k: (v.out, at_now(v.err)) for k, v in after.items()} == {k: (v.out, at_now(v.err)) for k, v in before.items()}

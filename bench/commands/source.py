@@ -116,8 +116,8 @@ def load_target(data: str | Path, backend: str, device: str, *, verb: str,
 
 class _Read(NamedTuple):
     """What _target_series read: the series, the lines' problems, read_some's
-    `since`, Summary.first (the first month opened, when older ones were
-    not) and the count of lines read."""
+    `since`, Summary.first (from this month on every record was read; None:
+    every month was) and the count of lines read."""
     series: dict[SeriesKey, Series]
     problems: list[str]
     since: str | None

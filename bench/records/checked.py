@@ -38,8 +38,8 @@ reader loses the speed, nothing else).
 
 A month file's entry also keeps what `bench show` scans each month for
 besides its own series, once it has been found: where the file's "skipped"
-lines start and which months its lines' nights fall in (Facts). A later
-show then scans such a file for its series alone.
+lines start and which months its lines' nights and starts fall in (Facts).
+A later show then scans such a file for its series alone.
 
 Format history: 1 (2026-12-07): {"format", "root", "walk": null or
   {"folders": {relpath: [mtime_ns, ctime_ns]} (runs/ itself as "runs"),
@@ -47,6 +47,9 @@ Format history: 1 (2026-12-07): {"format", "root", "walk": null or
   inode, size, mtime_ns, ctime_ns, count, hash]}}.
 2 (2026-12-07): a file's entry ends with its facts, null or [[the byte
   offset where each "skipped" line starts], ["YYYY-MM" of its lines' nights]].
+3 (2026-12-07, stop 62): the second list holds the months of the lines'
+  nights and starts (a line started, or of a night, from the first month read
+  whole on is read wherever it lies). A format-2 memo is not read.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ from typing import Callable, Mapping
 
 from bench.records import atomic
 
-FORMAT = 2
+FORMAT = 3
 RACY = 2.0  # seconds: above the timestamp tick of local filesystems (FAT's is 2 s: the comparison is strict)
 OFF = "BENCH_MEMO"  # "off": check everything every time
 
@@ -70,12 +73,13 @@ OFF = "BENCH_MEMO"  # "off": check everything every time
 class Facts:
     """What `bench show` scans a month file for besides its series' lines:
     where each "skipped" line starts (byte offsets) and the months ('YYYY-MM')
-    its lines' nights fall in (a record lies in its start's month, which may
-    follow its night's: a show that reads the newest nights whole reads the
-    lines of those nights in any file)."""
+    its lines' nights and starts fall in (a record lies in its start's month,
+    but its night may be later, and a file laid by hand anywhere: a show that
+    reads the newest months whole reads the lines of a night, or started, in
+    those months or later in any file)."""
 
     skipped: tuple[int, ...]
-    nights: frozenset[str]
+    dates: frozenset[str]
 
 
 def _cache_file(root: str) -> Path | None:
@@ -190,7 +194,7 @@ class Memo:
         if self._settled([stat.st_mtime_ns, stat.st_ctime_ns]):
             if facts is None and self.holds(stat, month, count, digest):
                 return
-            entry = [*file_key(stat), count, digest, None if facts is None else [sorted(facts.skipped), sorted(facts.nights)]]
+            entry = [*file_key(stat), count, digest, None if facts is None else [sorted(facts.skipped), sorted(facts.dates)]]
             if self._data["files"].get(month) != entry:
                 self._data["files"][month] = entry
                 self._dirty = True

@@ -112,6 +112,8 @@ class Coverage:
             if (data.get("count"), data.get("hash")) != (cov.count, cov.digest):
                 raise ValueError("count and hash do not match its months")
             return cov
+        except RecursionError:  # json nested past the interpreter's depth: no coverage file
+            raise ValueError(f"{source}: nested too deep; expected a summary coverage file of format {FORMAT}") from None
         except (ValueError, TypeError, KeyError, AttributeError) as e:
             raise ValueError(f"{source}: {e}; expected a summary coverage file of format {FORMAT}") from None
 
@@ -302,11 +304,12 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
               newest: int | None = None) -> tuple[Summary | None, str, str | None]:
     """(the summary, '', since) as read() gives it, but holding of the months
     before the newest `recent` only the lines that hold one of `needles`, the
-    "skipped" ones and those of a night in those months: `bench show` reads its own
-    target's lines of every month and every line of the last few. `since`:
-    None when no line was left out, else the first of the `recent` months
-    ('YYYY-MM'): every record of a night from then on was read, wherever it
-    lies (a record lies in its start's month, which may follow its night's).
+    "skipped" ones and those of a night, or started, in those months or
+    later: `bench show` reads its own target's lines of every month and every
+    line of the last few. `since`: None when no line was left out, else the
+    first of the `recent` months ('YYYY-MM'): every record of a night, or
+    started, from then on was read, wherever it lies (a record lies in its
+    start's month, but its night may be later, and a file laid by hand anywhere).
 
     A needle is the exact text line_text writes (sorted keys, no spaces), for
     example target_needle(backend, device); every line is written by
@@ -335,9 +338,7 @@ def read_some(data_dir: str | Path, needles: Iterable[bytes | re.Pattern], recen
     folder = Path(data_dir) / FOLDER
     months = sorted(cov.months.items())
     whole = [m for m, _ in months[-recent:]]
-    # One pattern for the nights: one scan of a month instead of one per month sought.
-    nights = re.compile(b'"night":"(?:' + b"|".join(re.escape(m.encode()) for m in whole) + b')-') if whole else None
-    wanted = Wanted(tuple(needles), nights, frozenset(whole))
+    wanted = Wanted(tuple(needles), whole[0])
     first = months[-newest][0] if newest is not None and newest < len(months) else None
     lines: list[Mapping[str, Any]] = []
     partial = unopened = False
@@ -395,12 +396,20 @@ def _finder(pattern: re.Pattern, raw: bytes):
 @dataclass(frozen=True)
 class Wanted:
     """What read_some reads of a month it reads in part: the lines that hold
-    one of `targets`, those of a night in `whole` (found by `nights`, a pattern
-    of those months' nights), and the "skipped" ones."""
+    one of `targets`, those of a night or started in month `since` or later
+    (the months read whole, and any after them), and the "skipped" ones."""
 
     targets: tuple[bytes, ...]
-    nights: re.Pattern | None
-    whole: frozenset[str]
+    since: str
+
+    def later(self, dates: frozenset[str]) -> re.Pattern | None:
+        """A pattern of the lines of a night, or started, in those of `dates`
+        (a file's months) from `since` on; None when there are none."""
+        months = sorted(m for m in dates if m >= self.since)
+        if not months:
+            return None
+        alternatives = b"|".join(re.escape(m.encode()) for m in months)
+        return re.compile(b'"(?:night|started_at)":"(?:' + alternatives + b')-')
 
 
 # Each line's night and path, as line_text writes every line of a record (its
@@ -409,6 +418,8 @@ class Wanted:
 # holding a quote (escaped) is cut at it: its month then does not match its
 # coverage, and the reader reads the records, as for any stale month.
 _NIGHT_PATH = re.compile(rb'"night":"([0-9]{4}-[0-9]{2})-[0-9]{2}","nightly":(?:true|false),"path":"([^"]*)"')
+# Each line's start (a record's "started_at", top level: no other field holds the key).
+_STARTED = re.compile(rb'"started_at":"([0-9]{4}-[0-9]{2})-')
 
 
 def _some_lines(path: Path, wanted: Wanted, known) -> tuple[list[dict], list[bytes] | None, checked.Facts | None, Any, str]:
@@ -417,8 +428,8 @@ def _some_lines(path: Path, wanted: Wanted, known) -> tuple[list[dict], list[byt
     file need not be checked (its facts known); its Facts; the os.fstat of the file; why not).
     `known(fstat)`: this file's Facts when this machine checked it and found
     them (bench.records.checked), else None. Facts known spare the check and
-    the scans for the "skipped" lines and, when no line's night falls in a
-    month read whole, for the nights."""
+    the scans for the "skipped" lines and, when no line's night or start
+    falls in `wanted.since` or later, for those lines."""
     import orjson
 
     try:
@@ -431,15 +442,16 @@ def _some_lines(path: Path, wanted: Wanted, known) -> tuple[list[dict], list[byt
             facts = None  # not where lines start: found again
         found = None
         if facts is None:
-            # One scan gives the nights' months and, for the check, the paths.
+            # One scan gives the nights' months and, for the check, the paths; one more the starts'.
             found = _NIGHT_PATH.findall(raw)
-            months = frozenset(m.decode() for m, _ in found)
+            months = frozenset(m.decode() for m, _ in found) | frozenset(m.decode() for m in _STARTED.findall(raw))
             # A "skipped" line is {"path": ..., "skipped": ...}: found by its text; a
             # line that holds that text by chance is dropped once parsed.
             maybe = _holding(raw, (b'","skipped":',))
         else:
-            months, maybe = facts.nights, set(facts.skipped)
-        scan = wanted.targets + ((wanted.nights,) if wanted.nights is not None and months & wanted.whole else ())
+            months, maybe = facts.dates, set(facts.skipped)
+        later = wanted.later(months)
+        scan = wanted.targets + ((later,) if later is not None else ())
         starts = _holding(raw, scan)
         every = sorted(starts | maybe)
         parsed = orjson.loads(b"[" + b",".join(_cut(raw, every)) + b"]")
