@@ -418,7 +418,8 @@ class Wanted:
 # holding a quote (escaped) is cut at it: its month then does not match its
 # coverage, and the reader reads the records, as for any stale month.
 _NIGHT_PATH = re.compile(rb'"night":"([0-9]{4}-[0-9]{2})-[0-9]{2}","nightly":(?:true|false),"path":"([^"]*)"')
-# Each line's start (a record's "started_at", top level: no other field holds the key).
+# Each line's start (its "started_at"; a line holding the text in another
+# field too is read as well, as a needle's chance match is).
 _STARTED = re.compile(rb'"started_at":"([0-9]{4}-[0-9]{2})-')
 
 
