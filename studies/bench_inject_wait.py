@@ -31,6 +31,11 @@ the injection itself (studies/ab_injection.py's step_site, which sizes its
 spin from the median interval between its own calls), in turn. Printed:
 each round's ratios and their quotients to plain's, and the median quotients.
 
+The plain loop's "wait+spin" is this study's own wrapper, its spin sized
+from plain's step; only --harness runs the injection's own code too. The
+plain loop's `fit` shuffles (the harness's does not). --harness reaches into
+bench/measure/child.py's internals: `_build` and `_runner`.
+
 The labels come only from how each variant is built. Exit 0; the numbers are the answer.
 """
 
@@ -74,7 +79,7 @@ def wrapped(fn, variant: str, spin: list[float]):
 
 
 def harness(a) -> None:
-    """vs-native under "plain" and "wait+spin", a worker's way, in one process."""
+    """vs-native under "plain", "wait+spin" and "site", a worker's way, in one process."""
     import keras
 
     from bench.measure import backends, child, native
