@@ -46,7 +46,8 @@ def main(args) -> int:
         return 0 if old is not None and not months and not gone else 1
     with paused_gc():
         lines = {m: [line_for(root, rel) for rel in disk[m]] for m in months}
-    keep = summary.with_dates(root, old.without([*months, *gone])) if old else None
+    keep = summary.with_dates(root, {m: c for m, c in old.months.items() if m in disk and m not in months}) \
+        if old else None
     cov = summary.write(root, lines, keep)
     for m in gone:  # a month no longer on disk (a hand-made folder): not covered any more
         (root / summary.FOLDER / f"{m}.jsonl").unlink(missing_ok=True)

@@ -94,12 +94,6 @@ class Coverage:
         return json.dumps({"format": FORMAT, "count": self.count, "hash": self.digest, "months": months},
                           sort_keys=True, indent=1) + "\n"
 
-    def without(self, months: Iterable[str]) -> "Coverage":
-        """This coverage less `months`."""
-        gone = set(months)
-        return Coverage({m: v for m, v in self.months.items() if m not in gone},
-                        {m: v for m, v in self.dates.items() if m not in gone})
-
     @classmethod
     def from_text(cls, text: str, source: str) -> "Coverage":
         try:
@@ -600,16 +594,17 @@ def set_dates(dates: dict[str, tuple[str, ...]], month: str, found: tuple[str, .
         dates[month] = found
 
 
-def with_dates(data_dir: str | Path, cov: Coverage) -> Coverage:
-    """`cov` with every month's dates worked out afresh from its file (a
-    summary written before months carried them, or a hand-edited
-    coverage.json), where the file holds the records the month covers; else unknown."""
+def with_dates(data_dir: str | Path, months: Mapping[str, tuple[int, str]]) -> Coverage:
+    """The coverage of `months` ({month: (count, hash)}) with each month's
+    dates worked out afresh from its file (a summary written before months
+    carried them, or a hand-edited coverage.json), where the file holds the
+    records the month covers; else unknown."""
     dates: dict[str, tuple[str, ...]] = {}
-    for month in sorted(cov.months):
+    for month in sorted(months):
         lines, _, why = _month_lines(Path(data_dir) / FOLDER / f"{month}.jsonl")
-        if not why and month_hash(x["path"] for x in lines) == cov.months[month]:
+        if not why and month_hash(x["path"] for x in lines) == months[month]:
             set_dates(dates, month, dates_of(lines))
-    return Coverage(cov.months, dates)
+    return Coverage(months, dates)
 
 
 def existing(data_dir: str | Path) -> Coverage | None:
