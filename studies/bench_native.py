@@ -5,6 +5,7 @@ does a per-step slowdown injected into Keras move it by that much?
 
     .venv/bin/python studies/bench_native.py --runs 5 --keep .local/native          # 5 invocations
     .venv/bin/python studies/bench_native.py --runs 5 --inject 0.03 --inject-runs 1 --keep .local/native
+    .venv/bin/python studies/bench_native.py --runs 4 --inject 0.03 --inject-runs 3 --control-runs 3 --keep .local/native
     .venv/bin/python studies/bench_native.py --from .local/native                   # the report again
     .venv/bin/python studies/bench_native.py --from .local/native --replay           # ... and the status
     # vs-native beside vs-ref, from the same invocations (the nightly's local-cpu set-up):
@@ -17,6 +18,10 @@ Keras call and a native call). --inject F adds --inject-runs invocations whose
 Keras train/predict step functions each wait for their step and spin F x
 its time (the median interval between calls) after every call (studies/ab_injection.py's "step" sitecustomize), native
 code untouched: the vs-native ratio should rise by about F, whatever the host.
+--control-runs N adds N invocations under the same sitecustomize at a
+fraction of 0 (control-NN/): Keras imported at the process's start, each step
+waited for and its interval kept, nothing spun. What they move against the
+clean invocations is what the injection's machinery costs apart from its F.
 
 Every invocation after run-00 takes its steps per call from run-00's records
 (`bench run --steps-from`), as a nightly takes them from the data branch.
@@ -58,19 +63,20 @@ from ab_injection import step_site  # noqa: E402  (one step injection for both s
 from bench.measure import lock  # noqa: E402
 
 
-def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], inject: float,
+def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], inject: float | None,
            reference: str | None = None, steps_from: Path | None = None) -> float:
-    """One `bench run` into `out` under a private lock (main holds the machine's); its wall seconds."""
+    """One `bench run` into `out` under a private lock (main holds the machine's); its wall seconds.
+    inject: None runs the build as it is; a fraction (0 too) runs it under the step injection."""
     env = {**os.environ, lock.ENV: str(out.parent / "inner.lock")}
     with tempfile.TemporaryDirectory(prefix="bench-native-") as site:
-        if inject:
+        if inject is not None:
             (Path(site) / "sitecustomize.py").write_text(step_site(inject))
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, str(ROOT), env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "bench", "run", "--native", "on", "--out", str(out),
                *[a for b in backends for a in ("--backend", b)], "--models", *models, "--modes", *modes,
                *(["--reference", reference] if reference else []),
                *(["--steps-from", str(steps_from)] if steps_from else [])]
-        print(f"$ {' '.join(cmd)}{f'  (inject {inject:g})' if inject else ''}", flush=True)
+        print(f"$ {' '.join(cmd)}{f'  (inject {inject:g})' if inject is not None else ''}", flush=True)
         t0 = time.monotonic()
         subprocess.run(cmd, env=env, cwd=ROOT, check=True)
         return time.monotonic() - t0
@@ -105,8 +111,9 @@ def spread(values: list[float]) -> float:
 def report(keep: Path) -> None:
     clean = [read(p) for p in sorted(keep.glob("run-*"))]
     injected = [(float(p.name.split("-")[1]), read(p)) for p in sorted(keep.glob("inject-*"))]
+    injected += [("control", read(p)) for p in sorted(keep.glob("control-*"))]
     keys = sorted({k for run in clean for k in run})
-    print(f"\n{len(clean)} clean invocation(s), {len(injected)} injected\n")
+    print(f"\n{len(clean)} clean invocation(s), {len(injected)} injected or control\n")
     print(f"{'benchmark':<24} {'samples/s per invocation':<44} {'spread':>7}   {'vs-native per invocation':<40} {'spread':>7}")
     native_s = worker_s = 0.0
     for k in keys:
@@ -125,7 +132,8 @@ def report(keep: Path) -> None:
                   f"{spread(refs) * 100:>6.1f}%")
         for fraction, run in injected:
             if k in run and run[k]["ratio"] and ratios and vals:
-                print(f"{'':<24} injected {fraction:.0%}: samples/s {run[k]['value'] / statistics.median(vals) - 1:+.1%}"
+                label = "control (the injection's code, no spin)" if fraction == "control" else f"injected {fraction:.0%}"
+                print(f"{'':<24} {label}: samples/s {run[k]['value'] / statistics.median(vals) - 1:+.1%}"
                       f" against the clean median, vs-native {run[k]['ratio'] / statistics.median(ratios) - 1:+.1%}")
     if worker_s:
         print(f"\nnative phase: {native_s:.0f} s of the workers' {worker_s:.0f} s ({native_s / worker_s:.0%}; "
@@ -175,6 +183,8 @@ def main() -> int:
     p.add_argument("--modes", nargs="+", default=["train", "predict"])
     p.add_argument("--inject", type=float, default=0.0, help="a per-step slowdown of Keras, e.g. 0.03")
     p.add_argument("--inject-runs", type=int, default=1)
+    p.add_argument("--control-runs", type=int, default=0,
+                   help="invocations under the injection's code at a fraction of 0 (control-NN/)")
     p.add_argument("--reference", default=None, metavar="REF_PYTHON",
                    help="run each invocation beside this reference build's python (bench run --reference)")
     p.add_argument("--keep", default=None, help="folder for the records (default: a temporary one)")
@@ -188,9 +198,12 @@ def main() -> int:
             replay(Path(a.source))
         return 0
     keep = Path(a.keep) if a.keep else Path(tempfile.mkdtemp(prefix="bench-native-"))
-    # the injected invocations early, between clean ones, so a set cut short still has them
-    clean = [("run", i, 0.0) for i in range(a.runs)]
+    # the injected and control invocations early, between clean ones, so a set cut short still has them
+    clean = [("run", i, None) for i in range(a.runs)]
     injected = [("inject", i, a.inject) for i in range(a.inject_runs if a.inject else 0)]
+    control = [("control", i, 0.0) for i in range(a.control_runs)]
+    injected = [x for pair in zip(injected, control) for x in pair] \
+        + injected[len(control):] + control[len(injected):]
     plan = clean[:1] + [x for pair in zip(injected, clean[1:]) for x in pair] + clean[1 + len(injected):] \
         + injected[len(clean) - 1:]
     keep.mkdir(parents=True, exist_ok=True)
@@ -202,7 +215,7 @@ def main() -> int:
 
 def run_plan(plan, keep: Path, a) -> None:
     for kind, i, fraction in plan:
-        name = f"run-{i:02d}" if kind == "run" else f"inject-{fraction:g}-{i:02d}"
+        name = f"inject-{fraction:g}-{i:02d}" if kind == "inject" else f"{kind}-{i:02d}"  # run-NN, control-NN
         out = keep / name
         if out.exists() and any(out.rglob("*.json")):
             continue  # kept from an earlier start

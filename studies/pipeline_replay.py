@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""Injection through the pipeline (issue 53 item 6): kept invocations of a
+build, clean ones and ones made slower by a known fraction, replayed as
+nights through the verbs the nightly workflows call, and what they answer.
+
+    # the invocations (about 100 s each for jax mlp/train here):
+    .venv/bin/python studies/bench_native.py --runs 16 --inject 0.03 --inject-runs 4 \\
+        --backends jax --models mlp --modes train --keep .local/native
+    # the replay (about 3 s a night):
+    .venv/bin/python studies/pipeline_replay.py --from .local/native --orders 5
+
+Input: a folder as studies/bench_native.py --keep writes it, run-NN/ (clean
+invocations) and inject-F-NN/ (invocations whose Keras step functions were
+made F slower; native code and any reference untouched). The labels come
+only from that: the clean nights are flat, the injected ones a step of F.
+
+Each order is one history: the clean invocations (order 0 as measured, each
+later order a seeded shuffle of them), then the injected ones. Night by
+night, a copy of that invocation's records, re-dated to its night (run.night,
+started_at and finished_at moved by whole days, run.id made the history's
+own; the kept records are not touched), goes through the verbs below. Every
+invocation ran one Keras build, so each copy's Keras version gets the
+night's own local label (`<version>+replayNN`): as on real nights, a change
+window then names a last good and a first bad build, which the confirm
+dispatch carries (builds that exist only in this replay).
+
+  bench publish --repo BARE   (the publish gate, a local bare repo as the remote)
+  bench report --format json  (the status of every series)
+  bench alert --confirm       (issues and confirm.yml dispatches, against tests/fake_gh.py)
+
+It prints, per order and series, the status after each night, and then per
+series: the injected night on which it was first called Regressed (and how
+many nights that is from the step), any call on a clean night (a false
+alarm), the alert issue's night and the confirm dispatch. Not run here: the
+confirm job itself (a same-machine A/B of two builds, up to 20 minutes; see
+studies/ab_injection.py for it on its own).
+
+The clean nights are this machine's own invocations in a shuffled order:
+they share one stretch of hours, so the false alarms they show are a few
+dozen nights' worth, not a rate per series-year.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BRANCH = "data"
+CALLED = ("Regressed", "Faster")
+
+
+def invocations(folder: Path) -> tuple[list[Path], list[Path]]:
+    clean = sorted(p for p in folder.glob("run-*") if p.is_dir() and any(p.glob("*.json")))
+    injected = sorted(p for p in folder.glob("inject-*") if p.is_dir() and any(p.glob("*.json")))
+    if not clean or not injected:
+        sys.exit(f"pipeline_replay: {folder} holds {len(clean)} clean (run-NN/) and {len(injected)} injected "
+                 f"(inject-F-NN/) invocations with records; expected at least one of each "
+                 f"(studies/bench_native.py --keep {folder} --inject F)")
+    return clean, injected
+
+
+def redated(path: Path, night: datetime, run_id: str, build: str) -> dict:
+    """The record at `path` as if measured on `night` (UTC midnight), whole days moved, of the
+    nightly labelled `<its version>+<build>`."""
+    data = json.loads(path.read_text())
+    env = data.get("environment") or {}
+    if env.get("keras_version"):
+        env["keras_version"] = f"{env['keras_version']}+{build}"
+    run = data["run"]
+    started = datetime.fromisoformat(run["started_at"].replace("Z", "+00:00"))
+    shift = night.date() - started.date()
+    shift = timedelta(days=shift.days)
+    for key in ("started_at", "finished_at"):
+        if run.get(key):
+            t = datetime.fromisoformat(run[key].replace("Z", "+00:00")) + shift
+            run[key] = t.strftime("%Y-%m-%dT%H:%M:%SZ")
+    run["night"] = f"{night:%Y-%m-%d}"
+    run["id"] = run_id
+    return data
+
+
+def bench(args: list[str], env: dict, check: bool = True) -> subprocess.CompletedProcess:
+    p = subprocess.run([sys.executable, "-m", "bench", *args], env=env, cwd=ROOT, text=True,
+                       capture_output=True)
+    if check and p.returncode != 0:
+        sys.exit(f"pipeline_replay: bench {args[0]} exited {p.returncode}:\n{p.stderr.strip()}")
+    return p
+
+
+def fake_github(work: Path) -> dict:
+    """The environment for the verbs: tests/fake_gh.py as `gh`, its made-up GitHub under work/github."""
+    root = work / "github"
+    (root / "runs").mkdir(parents=True)
+    bindir = work / "bin"
+    bindir.mkdir()
+    (bindir / "gh").write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'fake_gh.py'} \"$@\"\n")
+    (bindir / "gh").chmod(0o755)
+    return {**os.environ, "FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
+            "GITHUB_REPOSITORY": "o/r", "PYTHONPATH": str(ROOT)}
+
+
+def replay(order: int, nights: list[Path], first_injected: int, work: Path) -> dict:
+    """One history through publish, report and alert; {series: [status per night]} and the alerts."""
+    env = fake_github(work)
+    bare, data, stage = work / "data.git", work / "data", work / "stage"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    statuses: dict[str, list[str]] = {}
+    alerts: list[tuple[int, str]] = []
+    for i, folder in enumerate(nights):
+        night = today - timedelta(days=len(nights) - i)  # the publish gate refuses records dated after now
+        shutil.rmtree(stage, ignore_errors=True)
+        stage.mkdir()
+        for path in sorted(folder.glob("*.json")):
+            rec = redated(path, night, f"replay{order}-{i:02d}", f"replay{i:02d}")
+            (stage / path.name).write_text(json.dumps(rec, sort_keys=True, indent=2) + "\n")
+        bench(["publish", "--repo", str(bare), "--branch", BRANCH, *map(str, sorted(stage.glob("*.json")))], env)
+        if (data / ".git").exists():
+            subprocess.run(["git", "-C", str(data), "fetch", "--quiet", "origin", BRANCH], check=True)
+            subprocess.run(["git", "-C", str(data), "checkout", "--quiet", "--detach", "FETCH_HEAD"], check=True)
+        else:
+            subprocess.run(["git", "clone", "--quiet", "--branch", BRANCH, str(bare), str(data)], check=True)
+        rows = json.loads(bench(["report", "--data", str(data), "--format", "json"], env).stdout)
+        for r in rows:
+            statuses.setdefault(f"{r['backend']}/{r['model']}/{r['mode']}", []).append(r["status"])
+        out = bench(["alert", "--data", str(data), "--repo", "o/r", "--confirm"], env).stdout
+        alerts += [(i, line) for line in out.splitlines() if line.strip()]
+    runs = work / "github" / "workflow-runs.jsonl"
+    dispatches = [json.loads(line) for line in runs.read_text().splitlines()] if runs.exists() else []
+    return {"statuses": statuses, "alerts": alerts, "dispatches": dispatches, "first_injected": first_injected}
+
+
+def summarise(order: int, names: list[str], result: dict) -> None:
+    k = result["first_injected"]
+    print(f"\norder {order}: {k} clean nights, then {len(names) - k} injected")
+    for series, st in sorted(result["statuses"].items()):
+        st = [""] * (len(names) - len(st)) + st  # a series that appeared later
+        false = [i + 1 for i in range(k) if st[i] in CALLED]
+        called = next((i for i in range(k, len(names)) if st[i] == "Regressed"), None)
+        verdict = (f"Regressed on injected night {called - k + 1}" if called is not None
+                   else f"not called ({', '.join(st[k:])})")
+        print(f"  {series:<28} {verdict}; calls on clean nights: {false or 'none'}")
+        print(f"  {'':<28} night by night: {' '.join(s[:4] or '-' for s in st)}")
+    for i, line in result["alerts"]:
+        print(f"  alert, night {i + 1} ({'injected' if i >= k else 'clean'}): {line}")
+    for d in result["dispatches"]:
+        print(f"  dispatched: {json.dumps(d, sort_keys=True)}")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--from", dest="source", required=True, help="a studies/bench_native.py --keep folder")
+    p.add_argument("--orders", type=int, default=1, help="histories: the measured order, then shuffles")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", default=None, help="where to write results.json (default: print only)")
+    a = p.parse_args()
+    clean, injected = invocations(Path(a.source))
+    rng = random.Random(a.seed)
+    results = []
+    for order in range(a.orders):
+        nights = list(clean)
+        if order:
+            rng.shuffle(nights)
+        nights += injected
+        with tempfile.TemporaryDirectory(prefix="pipeline-replay-") as work:
+            result = replay(order, nights, len(clean), Path(work))
+        names = [n.name for n in nights]
+        summarise(order, names, result)
+        results.append({"order": order, "nights": names, **result})
+    if a.out:
+        Path(a.out).mkdir(parents=True, exist_ok=True)
+        (Path(a.out) / "results.json").write_text(json.dumps(results, sort_keys=True, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

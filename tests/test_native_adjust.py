@@ -1,0 +1,64 @@
+"""studies/native_adjust.py: a ratio built to follow the native side's time
+by a known power is held still once that time is taken out, and a step built
+into it reads at its size."""
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+POWER = 0.5  # how the made-up ratios follow the native time: r = 1.2 * (n / 0.6) ** POWER
+
+
+def study():
+    spec = importlib.util.spec_from_file_location("native_adjust", ROOT / "studies" / "native_adjust.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def invocation(folder: Path, native_s: float, step: float = 0.0) -> None:
+    """One record of one benchmark: five workers around `native_s`, the ratio `step` above the built curve."""
+    workers = []
+    for w in range(5):
+        n = native_s * (1 + 0.01 * (w - 2))
+        r = 1.2 * (n / 0.6) ** POWER * (1 + step)
+        workers.append({"native": {"ratio": r, "native_seconds": [n] * 5, "keras_seconds": [n * r] * 5}})
+    ratio = math.exp(sorted(math.log(w["native"]["ratio"]) for w in workers)[2])
+    folder.mkdir(parents=True)
+    (folder / "jax--local-cpu--x-1.json").write_text(json.dumps({
+        "run": {}, "target": {"backend": "jax"},
+        "results": [{"model": "mlp", "mode": "train", "native": {"ratio": ratio}, "workers": workers}]}))
+
+
+def test_a_ratio_that_follows_the_native_time_is_held_still_and_a_step_reads_its_size(tmp_path, capsys):
+    for i, n in enumerate([0.55, 0.62, 0.58, 0.66, 0.60, 0.57]):  # the host moves the native side ±9 %
+        invocation(tmp_path / f"run-{i:02d}", n)
+    invocation(tmp_path / "inject-0.03-00", 0.64, step=0.03)  # raw: (0.64 / 0.59) ** 0.5 * 1.03 = +7.3 %
+    assert study().main([str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "slope b +0.50 across invocations, +0.50 within" in out
+    raw, adjusted = [line for line in out.splitlines() if "clean, " in line]
+    assert float(raw.split("spread ±")[1].split()[0]) > 3  # the raw ratio moves with the host
+    assert "spread ±0.0 %" in adjusted  # adjusted, it does not
+    assert "inject-0.03-00   raw +7.3%, adjusted +3.0% against the clean median" in out
+
+
+def test_a_given_slope_is_used_and_a_bad_one_is_one_line(tmp_path, capsys):
+    for i, n in enumerate([0.55, 0.62, 0.58, 0.66]):
+        invocation(tmp_path / f"run-{i:02d}", n)
+    assert study().main(["--slope", "0", str(tmp_path)]) == 0
+    assert "b = +0.00 given" in capsys.readouterr().out
+    assert study().main(["--slope", "x", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith("native_adjust: --slope takes a number")
+    assert study().main([str(tmp_path / "nothing")]) == 2
+    assert "holds no run-NN/ folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"]])
+def test_help(argv, capsys):
+    assert study().main(argv) == (2 if not argv else 0)
+    assert "vs-native follow the host" in capsys.readouterr().out
