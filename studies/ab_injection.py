@@ -65,11 +65,12 @@ SERIES = ("jax", "local-cpu", "mlp", "train")
 BASE_WIDTH = 256
 
 STEP_SITE = '''"""Test-only (studies/ab_injection.py): each Keras step function call {fraction} slower."""
-import os, time
-os.environ.setdefault("KERAS_BACKEND", "jax")
-import keras
+import os, sys, time
 
 FRACTION = {fraction!r}
+# Only the processes of this build (its venv's prefix; None: every process on
+# this PYTHONPATH): a reference build's workers inherit the PYTHONPATH too.
+ONLY = {only!r}
 KEEP = 256  # the newest intervals between calls that the step's time is taken from
 _clock = time.perf_counter
 
@@ -125,8 +126,12 @@ def _wrap(name, attr):
     setattr(keras.Model, name, make)
 
 
-_wrap("make_train_function", "train_function")
-_wrap("make_predict_function", "predict_function")
+if ONLY is None or sys.prefix == ONLY:
+    os.environ.setdefault("KERAS_BACKEND", "jax")
+    import keras
+
+    _wrap("make_train_function", "train_function")
+    _wrap("make_predict_function", "predict_function")
 '''
 
 # How the added time is spent. SPIN: on this process's own CPU alone.
@@ -156,9 +161,10 @@ def _spend(seconds):
         _at[0] = (start + out.size) % (buf.size - out.size)
 '''
 
-def step_site(fraction: float, spend: str = SPIN) -> str:
-    """The sitecustomize.py that makes each Keras step function call `fraction` slower, spent by `spend`."""
-    return STEP_SITE.format(fraction=fraction, spend=spend)
+def step_site(fraction: float, spend: str = SPIN, only: str | None = None) -> str:
+    """The sitecustomize.py that makes each Keras step function call `fraction` slower, spent by
+    `spend`, in the processes whose sys.prefix is `only` (None: in every process that loads it)."""
+    return STEP_SITE.format(fraction=fraction, spend=spend, only=only)
 
 
 def width_for(fraction: float) -> int:

@@ -17,7 +17,8 @@ of harness.repeats repeats, each worker then timing native.PAIRS pairs of a
 Keras call and a native call). --inject F adds --inject-runs invocations whose
 Keras train/predict step functions each wait for their step and spin F x
 its time (the median interval between calls) after every call (studies/ab_injection.py's "step" sitecustomize), native
-code untouched: the vs-native ratio should rise by about F, whatever the host.
+code and a reference build's processes untouched: the vs-native ratio (and
+vs-ref) should rise by about F, whatever the host.
 --control-runs N adds N invocations under the same sitecustomize at a
 fraction of 0 (control-NN/): Keras imported at the process's start, each step
 waited for and its interval kept, nothing spun. What they move against the
@@ -70,7 +71,8 @@ def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], 
     env = {**os.environ, lock.ENV: str(out.parent / "inner.lock")}
     with tempfile.TemporaryDirectory(prefix="bench-native-") as site:
         if inject is not None:
-            (Path(site) / "sitecustomize.py").write_text(step_site(inject))
+            # this build's processes only: a reference's workers inherit the PYTHONPATH
+            (Path(site) / "sitecustomize.py").write_text(step_site(inject, only=sys.prefix))
             env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, str(ROOT), env.get("PYTHONPATH")]))
         cmd = [sys.executable, "-m", "bench", "run", "--native", "on", "--out", str(out),
                *[a for b in backends for a in ("--backend", b)], "--models", *models, "--modes", *modes,

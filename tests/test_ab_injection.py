@@ -20,7 +20,7 @@ def study(monkeypatch):
     return module
 
 
-def _stepping(study, monkeypatch, fraction: float, spend: str | None = None):
+def _stepping(study, monkeypatch, fraction: float, spend: str | None = None, only: str | None = None):
     """A made-up Keras whose train step takes 20 ms of a made-up clock (each
     reading costs 0.1 ms), with the step injection of `fraction` on it:
     (model, clock's [now], the site's namespace)."""
@@ -41,7 +41,7 @@ def _stepping(study, monkeypatch, fraction: float, spend: str | None = None):
     keras = types.SimpleNamespace(Model=Model, backend=types.SimpleNamespace(backend=lambda: "numpy"))
     monkeypatch.setitem(sys.modules, "keras", keras)
     site = {}
-    exec(study.step_site(fraction, spend or study.SPIN), site)
+    exec(study.step_site(fraction, spend or study.SPIN, only), site)
     site["_clock"] = clock
     m = Model()
     m.make_train_function()
@@ -130,3 +130,16 @@ def test_the_widened_mlp_starts_from_the_committed_weights_grown_with_zeros(stud
     assert grown.iterations == start.iterations and np.array_equal(grown.momentums[0][:, :256], start.momentums[0])
     cnn = fake.load_reference("cnn")  # other models as committed
     assert all(np.array_equal(a, b) for a, b in zip(cnn.weights, gate.load_reference("cnn").weights))
+
+
+def test_the_step_injection_slows_only_the_build_it_names(study, monkeypatch):
+    """A reference build's workers inherit the injection's PYTHONPATH (bench_native.py
+    --reference): a process of another venv (sys.prefix) is left as it is."""
+    m, now, _ = _stepping(study, monkeypatch, 0.5, only=sys.prefix + "-another-venv")
+    for _ in range(6):
+        m.train_function()
+    assert now[0] == pytest.approx(6 * 0.02, abs=1e-9)  # no spin, no clock readings
+    m, now, _ = _stepping(study, monkeypatch, 0.5, only=sys.prefix)
+    for _ in range(6):
+        m.train_function()
+    assert now[0] == pytest.approx(6 * 0.02 + 5 * 0.01, rel=0.03)
