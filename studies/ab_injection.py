@@ -65,7 +65,7 @@ SERIES = ("jax", "local-cpu", "mlp", "train")
 BASE_WIDTH = 256
 
 STEP_SITE = '''"""Test-only (studies/ab_injection.py): each Keras step function call {fraction} slower."""
-import os, sys, time
+import importlib.abc, importlib.machinery, sys, time
 
 FRACTION = {fraction!r}
 # Only the processes of this build (its venv's prefix; None: every process on
@@ -126,12 +126,41 @@ def _wrap(name, attr):
     setattr(keras.Model, name, make)
 
 
-if ONLY is None or sys.prefix == ONLY:
-    os.environ.setdefault("KERAS_BACKEND", "jax")
-    import keras
-
+def _install(module):
+    global keras
+    keras = module
     _wrap("make_train_function", "train_function")
     _wrap("make_predict_function", "predict_function")
+
+
+class _OnImport(importlib.abc.MetaPathFinder):
+    """Wraps keras.Model once the process imports keras itself. Importing it
+    here, at the start, would load numpy and its thread pools before a worker
+    pins its CPU and sets their sizes (bench/measure/worker.py): a process
+    unlike the clean one in more than its steps."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "keras":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return spec
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            _install(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+if ONLY is None or sys.prefix == ONLY:
+    if "keras" in sys.modules:
+        _install(sys.modules["keras"])
+    else:
+        sys.meta_path.insert(0, _OnImport())
 '''
 
 # How the added time is spent. SPIN: on this process's own CPU alone.

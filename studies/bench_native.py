@@ -20,8 +20,8 @@ its time (the median interval between calls) after every call (studies/ab_inject
 code and a reference build's processes untouched: the vs-native ratio (and
 vs-ref) should rise by about F, whatever the host.
 --control-runs N adds N invocations under the same sitecustomize at a
-fraction of 0 (control-NN/): Keras imported at the process's start, each step
-waited for and its interval kept, nothing spun. What they move against the
+fraction of 0 (control-NN/): each step waited for and its interval kept,
+nothing spun. What they move against the
 clean invocations is what the injection's machinery costs apart from its F.
 
 Every invocation after run-00 takes its steps per call from run-00's records
