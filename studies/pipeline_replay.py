@@ -117,6 +117,7 @@ def replay(order: int, nights: list[Path], first_injected: int, work: Path) -> d
     statuses: dict[str, list[str]] = {}
     alerts: list[tuple[int, str]] = []
     for i, folder in enumerate(nights):
+        print(f"order {order}, night {i + 1}/{len(nights)}: {folder.name}", file=sys.stderr, flush=True)
         night = today - timedelta(days=len(nights) - i)  # the publish gate refuses records dated after now
         shutil.rmtree(stage, ignore_errors=True)
         stage.mkdir()
@@ -139,14 +140,19 @@ def replay(order: int, nights: list[Path], first_injected: int, work: Path) -> d
     return {"statuses": statuses, "alerts": alerts, "dispatches": dispatches, "first_injected": first_injected}
 
 
+def first_call(statuses: list[str], k: int) -> int | None:
+    """The injected night (1 = the step's first) on which the series first read Regressed."""
+    return next((i - k + 1 for i in range(k, len(statuses)) if statuses[i] == "Regressed"), None)
+
+
 def summarise(order: int, names: list[str], result: dict) -> None:
     k = result["first_injected"]
     print(f"\norder {order}: {k} clean nights, then {len(names) - k} injected")
     for series, st in sorted(result["statuses"].items()):
         st = [""] * (len(names) - len(st)) + st  # a series that appeared later
         false = [i + 1 for i in range(k) if st[i] in CALLED]
-        called = next((i for i in range(k, len(names)) if st[i] == "Regressed"), None)
-        verdict = (f"Regressed on injected night {called - k + 1}" if called is not None
+        called = first_call(st, k)
+        verdict = (f"Regressed on injected night {called}" if called is not None
                    else f"not called ({', '.join(st[k:])})")
         print(f"  {series:<28} {verdict}; calls on clean nights: {false or 'none'}")
         print(f"  {'':<28} night by night: {' '.join(s[:4] or '-' for s in st)}")
@@ -154,6 +160,21 @@ def summarise(order: int, names: list[str], result: dict) -> None:
         print(f"  alert, night {i + 1} ({'injected' if i >= k else 'clean'}): {line}")
     for d in result["dispatches"]:
         print(f"  dispatched: {json.dumps(d, sort_keys=True)}")
+
+
+def overall(results: list[dict]) -> None:
+    """Per series, over the orders: how often and how soon the step was called, and the false calls."""
+    print(f"\nover {len(results)} order(s):")
+    for series in sorted({s for r in results for s in r["statuses"]}):
+        calls, false = [], 0
+        for r in results:
+            st, k = r["statuses"].get(series, []), r["first_injected"]
+            st = [""] * (len(r["nights"]) - len(st)) + st
+            calls.append(first_call(st, k))
+            false += sum(s in CALLED for s in st[:k])
+        found = [c for c in calls if c is not None]
+        print(f"  {series:<28} called in {len(found)} of {len(calls)}"
+              f"{f' (on injected night {sorted(found)})' if found else ''}; calls on clean nights: {false}")
 
 
 def main() -> int:
@@ -176,6 +197,7 @@ def main() -> int:
         names = [n.name for n in nights]
         summarise(order, names, result)
         results.append({"order": order, "nights": names, **result})
+    overall(results)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
         (Path(a.out) / "results.json").write_text(json.dumps(results, sort_keys=True, indent=2) + "\n")

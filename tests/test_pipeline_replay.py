@@ -46,6 +46,8 @@ def test_a_built_step_goes_through_publish_report_alert_and_confirm(tmp_path, ca
     assert not {"Regressed", "Faster"} & set(statuses[:len(CLEAN)])
     first = statuses.index("Regressed")
     assert len(CLEAN) <= first < len(CLEAN) + 3  # within three injected nights
+    assert f"jax/mlp/train                called in 1 of 1 (on injected night [{first - len(CLEAN) + 1}]); " \
+        "calls on clean nights: 0" in out
     assert [(i, line.split(":")[0]) for i, line in result["alerts"]] == [(first, "open"), (first, "confirm #1")]
     [dispatch] = result["dispatches"]
     assert dispatch["workflow"] == "confirm.yml"
