@@ -98,12 +98,10 @@ def bench(args: list[str], env: dict, check: bool = True) -> subprocess.Complete
 
 def fake_github(work: Path) -> dict:
     """The environment for the verbs: tests/fake_gh.py as `gh`, its made-up GitHub under work/github."""
-    root = work / "github"
-    (root / "runs").mkdir(parents=True)
-    bindir = work / "bin"
-    bindir.mkdir()
-    (bindir / "gh").write_text(f"#!/bin/sh\nexec {sys.executable} {ROOT / 'tests' / 'fake_gh.py'} \"$@\"\n")
-    (bindir / "gh").chmod(0o755)
+    sys.path.insert(0, str(ROOT))
+    from tests.helpers import fake_gh  # the tests' own stand-in for GitHub
+
+    root, bindir = fake_gh(work)
     return {**os.environ, "FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_REPOSITORY": "o/r", "PYTHONPATH": str(ROOT)}
 
