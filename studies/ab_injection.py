@@ -137,19 +137,29 @@ class _OnImport(importlib.abc.MetaPathFinder):
     """Wraps keras.Model once the process imports keras itself. Importing it
     here, at the start, would load numpy and its thread pools before a worker
     pins its CPU and sets their sizes (bench/measure/worker.py): a process
-    unlike the clean one in more than its steps."""
+    unlike the clean one in more than its steps. The spec comes from the
+    finders after this one (an editable install has its own); the hook stays
+    until keras has run, so a probe (importlib.util.find_spec) does not use it up."""
 
     def find_spec(self, name, path, target=None):
-        if name != "keras":
+        if name != "keras" or "keras" in sys.modules:
             return None
-        sys.meta_path.remove(self)
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        if spec is None or spec.loader is None:
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
             return spec
         run = spec.loader.exec_module
 
         def exec_module(module):
             run(module)
+            if self in sys.meta_path:
+                sys.meta_path.remove(self)
             _install(module)
 
         spec.loader.exec_module = exec_module

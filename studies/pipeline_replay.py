@@ -6,7 +6,7 @@ nights through the verbs the nightly workflows call, and what they answer.
     # the invocations (about 100 s each for jax mlp/train here):
     .venv/bin/python studies/bench_native.py --runs 16 --inject 0.03 --inject-runs 4 \\
         --backends jax --models mlp --modes train --keep .local/native
-    # the replay (about 3 s a night):
+    # the replay (under a second a night here):
     .venv/bin/python studies/pipeline_replay.py --from .local/native --orders 5
 
 Input: a folder as studies/bench_native.py --keep writes it, run-NN/ (clean
@@ -15,7 +15,12 @@ made F slower; native code and any reference untouched). The labels come
 only from that: the clean nights are flat, the injected ones a step of F.
 
 Each order is one history: the clean invocations (order 0 as measured, each
-later order a seeded shuffle of them), then the injected ones. Night by
+later order a seeded shuffle of them), then the injected ones. (bench_native
+measures the injected invocations early, between clean ones, against the
+host's drift; here they all come last, so a drift over the set's hours
+lands in the step too.) A set run with --reference holds each night's two
+records, the nightly's and the reference build's; both are published, as a
+nightly publishes them. Night by
 night, a copy of that invocation's records, re-dated to its night (run.night,
 started_at and finished_at moved by whole days, run.id made the history's
 own; the kept records are not touched), goes through the verbs below. Every
@@ -69,13 +74,18 @@ def invocations(folder: Path) -> tuple[list[Path], list[Path]]:
 
 
 def redated(path: Path, night: datetime, run_id: str, build: str) -> dict:
-    """The record at `path` as if measured on `night` (UTC midnight), whole days moved, of the
-    nightly labelled `<its version>+<build>`."""
+    """The record at `path` as if measured on `night` (UTC midnight), whole days moved, its
+    run `run_id` (a reference build's pair keeps its side: `<run_id>-a`, `<run_id>-b`), and
+    the nightly's Keras labelled `<its version>+<build>` (the reference's own, side "a",
+    stays the frozen build it is)."""
     data = json.loads(path.read_text())
-    env = data.get("environment") or {}
-    if env.get("keras_version"):
-        env["keras_version"] = f"{env['keras_version']}+{build}"
     run = data["run"]
+    ab = run.get("ab") or {}
+    env = data.get("environment") or {}
+    if env.get("keras_version") and ab.get("side") != "a":
+        env["keras_version"] = f"{env['keras_version']}+{build}"
+    if ab.get("side"):
+        ab["id"], run_id = run_id, f"{run_id}-{ab['side']}"
     started = datetime.fromisoformat(run["started_at"].replace("Z", "+00:00"))
     shift = night.date() - started.date()
     shift = timedelta(days=shift.days)
@@ -130,7 +140,7 @@ def replay(order: int, nights: list[Path], first_injected: int, work: Path) -> d
             subprocess.run(["git", "clone", "--quiet", "--branch", BRANCH, str(bare), str(data)], check=True)
         rows = json.loads(bench(["report", "--data", str(data), "--format", "json"], env).stdout)
         for r in rows:
-            statuses.setdefault(f"{r['backend']}/{r['model']}/{r['mode']}", []).append(r["status"])
+            statuses.setdefault(f"{r['backend']}/{r['device']}/{r['model']}/{r['mode']}", []).append(r["status"])
         out = bench(["alert", "--data", str(data), "--repo", "o/r", "--confirm"], env).stdout
         alerts += [(i, line) for line in out.splitlines() if line.strip()]
     runs = work / "github" / "workflow-runs.jsonl"
@@ -139,7 +149,10 @@ def replay(order: int, nights: list[Path], first_injected: int, work: Path) -> d
 
 
 def first_call(statuses: list[str], k: int) -> int | None:
-    """The injected night (1 = the step's first) on which the series first read Regressed."""
+    """The injected night (1 = the step's first) on which the series first read Regressed;
+    None also when the last clean night already read Regressed (that call is not the step's)."""
+    if k and statuses[k - 1] == "Regressed":
+        return None
     return next((i - k + 1 for i in range(k, len(statuses)) if statuses[i] == "Regressed"), None)
 
 
@@ -152,8 +165,8 @@ def summarise(order: int, names: list[str], result: dict) -> None:
         called = first_call(st, k)
         verdict = (f"Regressed on injected night {called}" if called is not None
                    else f"not called ({', '.join(st[k:])})")
-        print(f"  {series:<28} {verdict}; calls on clean nights: {false or 'none'}")
-        print(f"  {'':<28} night by night: {' '.join(s[:4] or '-' for s in st)}")
+        print(f"  {series:<38} {verdict}; clean nights called Regressed or Faster: {false or 'none'}")
+        print(f"  {'':<38} night by night: {' '.join(s[:4] or '-' for s in st)}")
     for i, line in result["alerts"]:
         print(f"  alert, night {i + 1} ({'injected' if i >= k else 'clean'}): {line}")
     for d in result["dispatches"]:
@@ -171,8 +184,8 @@ def overall(results: list[dict]) -> None:
             calls.append(first_call(st, k))
             false += sum(s in CALLED for s in st[:k])
         found = [c for c in calls if c is not None]
-        print(f"  {series:<28} called in {len(found)} of {len(calls)}"
-              f"{f' (on injected night {sorted(found)})' if found else ''}; calls on clean nights: {false}")
+        print(f"  {series:<38} called in {len(found)} of {len(calls)}"
+              f"{f' (on injected night {sorted(found)})' if found else ''}; clean nights called: {false}")
 
 
 def main() -> int:

@@ -143,3 +143,30 @@ def test_the_step_injection_slows_only_the_build_it_names(study, monkeypatch):
     for _ in range(6):
         m.train_function()
     assert now[0] == pytest.approx(6 * 0.02 + 5 * 0.01, rel=0.03)
+
+
+def test_the_step_injection_wraps_keras_when_the_process_imports_it(study, monkeypatch, tmp_path):
+    """Installed before keras is imported (a worker's start), the site waits for the import:
+    a probe first does not use it up, and once keras has run its Model is wrapped."""
+    import importlib.util
+
+    (tmp_path / "keras").mkdir()
+    (tmp_path / "keras" / "__init__.py").write_text(
+        "class Model:\n"
+        "    def make_train_function(self):\n"
+        "        self.train_function = lambda: None\n"
+        "    make_predict_function = make_train_function\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "keras", raising=False)
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    site = {}
+    exec(study.step_site(0.5), site)
+    assert "keras" not in sys.modules  # nothing imported at the start
+    assert importlib.util.find_spec("keras") is not None  # a probe, before the import
+    import keras
+
+    assert keras.Model.make_train_function.__qualname__.startswith("_wrap")
+    m = keras.Model()
+    m.make_train_function()
+    assert m.train_function._injected
+    assert not any(type(f).__name__ == "_OnImport" for f in sys.meta_path)  # the hook has gone

@@ -8,6 +8,8 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
+
 from bench.records.record import write
 from tests.helpers import make_record, ok
 
@@ -23,12 +25,21 @@ def study():
     return module
 
 
-def kept(folder: Path) -> Path:
-    """A studies/bench_native.py --keep folder: run-NN/ clean, inject-F-NN/ slower, one record each."""
+def kept(folder: Path, reference: bool = False) -> Path:
+    """A studies/bench_native.py --keep folder: run-NN/ clean, inject-F-NN/ slower, one record
+    each, or with `reference` a pair each: the nightly's (side b) and a frozen build's (side a)."""
     for name, values in (("run-{:02d}", CLEAN), ("inject-0.08-{:02d}", SLOWER)):
         for i, v in enumerate(values):
-            rec = make_record([ok("mlp", "train", float(v))], run_id=f"local-{name.format(i)}")
-            write(rec, folder / name.format(i), Path(rec.relpath()).name)
+            run_id = f"local-{name.format(i)}"
+            sides = {"": ("3.16.0.dev2026110102", "nightly")}
+            if reference:
+                sides = {"b": ("3.16.0.dev2026110102", "nightly"), "a": ("3.16.0.dev2026090102", "pinned")}
+            for side, (version, source) in sides.items():
+                rec = make_record([ok("mlp", "train", float(v))], keras_version=version,
+                                  run_id=f"{run_id}-{side}" if side else run_id,
+                                  environment={"keras_source": source},
+                                  run={"ab": {"id": run_id, "side": side, "reference": True}} if side else None)
+                write(rec, folder / name.format(i), Path(rec.relpath()).name)
     return folder
 
 
@@ -38,16 +49,16 @@ def test_a_built_step_goes_through_publish_report_alert_and_confirm(tmp_path, ca
     monkeypatch.setattr(sys, "argv", ["pipeline_replay.py", "--from", str(source), "--out", str(tmp_path / "out")])
     assert study().main() == 0
     out = capsys.readouterr().out
-    assert "jax/mlp/train                Regressed on injected night" in out
-    assert "calls on clean nights: none" in out
+    assert "jax/local-cpu/mlp/train                Regressed on injected night" in out
+    assert "clean nights called Regressed or Faster: none" in out
     [result] = json.loads((tmp_path / "out" / "results.json").read_text())
-    statuses = result["statuses"]["jax/mlp/train"]
+    statuses = result["statuses"]["jax/local-cpu/mlp/train"]
     assert len(statuses) == len(CLEAN) + len(SLOWER)
     assert not {"Regressed", "Faster"} & set(statuses[:len(CLEAN)])
     first = statuses.index("Regressed")
     assert len(CLEAN) <= first < len(CLEAN) + 3  # within three injected nights
-    assert f"jax/mlp/train                called in 1 of 1 (on injected night [{first - len(CLEAN) + 1}]); " \
-        "calls on clean nights: 0" in out
+    assert f"jax/local-cpu/mlp/train                called in 1 of 1 (on injected night " \
+        f"[{first - len(CLEAN) + 1}]); clean nights called: 0" in out
     assert [(i, line.split(":")[0]) for i, line in result["alerts"]] == [(first, "open"), (first, "confirm #1")]
     [dispatch] = result["dispatches"]
     assert dispatch["workflow"] == "confirm.yml"
@@ -57,11 +68,21 @@ def test_a_built_step_goes_through_publish_report_alert_and_confirm(tmp_path, ca
     assert {p: p.read_bytes() for p in source.rglob("*.json")} == before  # the kept records untouched
 
 
-def test_a_folder_without_injected_nights_is_one_line(tmp_path, monkeypatch, capsys):
-    (tmp_path / "run-00").mkdir()
+def test_a_reference_pair_publishes_both_sides_and_relabels_only_the_nightly(tmp_path, capsys, monkeypatch):
+    """A set run with --reference: each night two records of one run, which must not collide."""
+    source = kept(tmp_path / "native", reference=True)
+    monkeypatch.setattr(sys, "argv", ["pipeline_replay.py", "--from", str(source), "--out", str(tmp_path / "out")])
+    assert study().main() == 0
+    [result] = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert "Regressed" in result["statuses"]["jax/local-cpu/mlp/train"]
+    [dispatch] = result["dispatches"]
+    assert dispatch["inputs"]["bad"] == f"3.16.0.dev2026110102+replay{len(CLEAN):02d}"
+
+
+def test_a_folder_without_injected_nights_is_one_line(tmp_path, monkeypatch):
+    run = make_record([ok("mlp", "train", 1000.0)])
+    write(run, tmp_path / "run-00", "r.json")
     monkeypatch.setattr(sys, "argv", ["pipeline_replay.py", "--from", str(tmp_path)])
-    try:
+    with pytest.raises(SystemExit) as e:
         study().main()
-    except SystemExit as e:
-        message = str(e.code)
-    assert message.startswith(f"pipeline_replay: {tmp_path} holds 0 clean")
+    assert str(e.value.code).startswith(f"pipeline_replay: {tmp_path} holds 1 clean (run-NN/) and 0 injected")
