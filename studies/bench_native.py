@@ -204,10 +204,10 @@ def main() -> int:
     clean = [("run", i, None) for i in range(a.runs)]
     injected = [("inject", i, a.inject) for i in range(a.inject_runs if a.inject else 0)]
     control = [("control", i, 0.0) for i in range(a.control_runs)]
-    injected = [x for pair in zip(injected, control) for x in pair] \
+    extras = [x for pair in zip(injected, control) for x in pair] \
         + injected[len(control):] + control[len(injected):]
-    plan = clean[:1] + [x for pair in zip(injected, clean[1:]) for x in pair] + clean[1 + len(injected):] \
-        + injected[len(clean) - 1:]
+    plan = clean[:1] + [x for pair in zip(extras, clean[1:]) for x in pair] + clean[1 + len(extras):] \
+        + extras[len(clean) - 1:]
     keep.mkdir(parents=True, exist_ok=True)
     with lock.held(lock.path(), lambda line: print(line, file=sys.stderr, flush=True), "bench_native.py"):
         run_plan(plan, keep, a)  # the machine's lock for the whole set: no other run between its invocations

@@ -21,10 +21,10 @@ Printed:
   mean taken out), which needs no other night;
 - each clean invocation's ratio raw and adjusted, log r - b (log n - m),
   where b comes from the other clean invocations only (leave one out) and m
-  is the median log n of the clean ones (a constant: it moves every
-  adjusted value alike), and their spread (the largest distance from the
-  median) and SD; with --slope B, b is B (fitted on another set: a
-  held-out check);
+  is the median log n of the clean ones (an input of every invocation, not
+  an outcome: it only sets where the adjusted values sit), and their spread
+  (the largest distance from the median) and SD; with --slope B, b is B
+  (fitted on another set: a held-out check);
 - each injected or control invocation's move against the clean median, raw
   and adjusted with b and m from every clean invocation.
 
@@ -77,12 +77,10 @@ def within_slope(clean: list[dict]) -> float:
     return slope(xs, ys)
 
 
-FIXED: list[float] = []  # --slope B: b given, not fitted
-
-
-def adjusted(target: dict, others: list[dict], m: float) -> float:
-    """target's log r, b fitted on `others` unless --slope gave it."""
-    b = FIXED[0] if FIXED else slope([o["n"] for o in others], [o["r"] for o in others])
+def adjusted(target: dict, others: list[dict], m: float, given: float | None = None) -> float:
+    """target's log r less b (log n - m), b the slope fitted on `others` (target's own r is
+    never in it), or `given`."""
+    b = given if given is not None else slope([o["n"] for o in others], [o["r"] for o in others])
     return target["r"] - b * (target["n"] - m)
 
 
@@ -93,7 +91,7 @@ def spread(logs: list[float]) -> tuple[float, float]:
             statistics.stdev(logs) * 100 if len(logs) > 1 else float("nan"))
 
 
-def report(folder: Path) -> None:
+def report(folder: Path, given: float | None = None) -> None:
     clean = [(p.name, invocation(p)) for p in sorted(folder.glob("run-*"))]
     other = [(p.name, invocation(p)) for p in sorted(folder.glob("inject-*")) + sorted(folder.glob("control-*"))]
     keys = sorted({k for _, inv in clean for k in inv})
@@ -105,30 +103,31 @@ def report(folder: Path) -> None:
             continue
         xs, ys = [x["n"] for _, x in rows], [x["r"] for _, x in rows]
         raw, m = ys, statistics.median(xs)
-        adj = [adjusted(x, [o for j, (_, o) in enumerate(rows) if j != i], m) for i, (_, x) in enumerate(rows)]
+        adj = [adjusted(x, [o for j, (_, o) in enumerate(rows) if j != i], m, given) for i, (_, x) in enumerate(rows)]
         print(f"  {'/'.join(key)}: corr(log r, log n) {statistics.correlation(xs, ys):+.2f}, "
               f"slope b {slope(xs, ys):+.2f} across invocations, {within_slope([x for _, x in rows]):+.2f} within")
         print(f"    clean, raw:      {' '.join(f'{math.exp(v):.3f}' for v in raw)}  "
               f"spread ±{spread(raw)[0]:.1f} %, SD {spread(raw)[1]:.1f} %")
-        how = f"b = {FIXED[0]:+.2f} given" if FIXED else "b fitted"
+        how = f"b = {given:+.2f} given" if given is not None else "b fitted"
         print(f"    clean, adjusted: {' '.join(f'{math.exp(v):.3f}' for v in adj)}  "
               f"spread ±{spread(adj)[0]:.1f} %, SD {spread(adj)[1]:.1f} % (leave one out, {how})")
         med_raw, all_clean = statistics.median(raw), [x for _, x in rows]
-        med_adj = statistics.median(adjusted(x, all_clean, m) for x in all_clean)
+        med_adj = statistics.median(adjusted(x, all_clean, m, given) for x in all_clean)
         for name, inv in other:
             if key in inv:
                 x = inv[key]
                 print(f"    {name:<16} raw {math.expm1(x['r'] - med_raw):+.1%}, "
-                      f"adjusted {math.expm1(adjusted(x, all_clean, m) - med_adj):+.1%} against the clean median")
+                      f"adjusted {math.expm1(adjusted(x, all_clean, m, given) - med_adj):+.1%} against the clean median")
 
 
 def main(argv: list[str]) -> int:
     if not argv or argv[0] in ("-h", "--help"):
         print(__doc__)
         return 0 if argv else 2
+    given = None
     if argv[0] == "--slope":
         try:
-            FIXED.append(float(argv[1]))
+            given = float(argv[1])
         except (IndexError, ValueError):
             print(f"native_adjust: --slope takes a number, e.g. --slope 0.6; got {argv[1:2]}", file=sys.stderr)
             return 2
@@ -139,7 +138,7 @@ def main(argv: list[str]) -> int:
             print(f"native_adjust: {folder} holds no run-NN/ folder (studies/bench_native.py --keep DIR)",
                   file=sys.stderr)
             return 2
-        report(folder)
+        report(folder, given)
     return 0
 
 

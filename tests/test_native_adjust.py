@@ -47,11 +47,25 @@ def test_a_ratio_that_follows_the_native_time_is_held_still_and_a_step_reads_its
     assert "inject-0.03-00   raw +7.3%, adjusted +3.0% against the clean median" in out
 
 
+def test_the_left_out_invocation_never_sets_its_own_slope():
+    """Leave one out: the slope that adjusts an invocation is fitted without its ratio."""
+    m = study()
+    others = [{"n": math.log(n), "r": math.log(1.2 * (n / 0.6) ** POWER)} for n in (0.55, 0.62, 0.58, 0.66)]
+    target = {"n": math.log(0.64), "r": math.log(1.5)}
+    shifted = {**target, "r": math.log(3.0)}  # its outcome changed: its adjustment moves by that alone
+    centre = math.log(0.6)
+    assert m.adjusted(shifted, others, centre) - m.adjusted(target, others, centre) == pytest.approx(math.log(2))
+    assert m.adjusted(target, others, centre) == pytest.approx(math.log(1.5) - POWER * (math.log(0.64) - centre))
+
+
 def test_a_given_slope_is_used_and_a_bad_one_is_one_line(tmp_path, capsys):
     for i, n in enumerate([0.55, 0.62, 0.58, 0.66]):
         invocation(tmp_path / f"run-{i:02d}", n)
     assert study().main(["--slope", "0", str(tmp_path)]) == 0
-    assert "b = +0.00 given" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "b = +0.00 given" in out
+    raw, adjusted = [line for line in out.splitlines() if "clean, " in line]
+    assert raw.split(":", 1)[1].split("(")[0].strip() == adjusted.split(":", 1)[1].split("(")[0].strip()  # b = 0: nothing
     assert study().main(["--slope", "x", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("native_adjust: --slope takes a number")
     assert study().main([str(tmp_path / "nothing")]) == 2
