@@ -18,20 +18,21 @@ Each order is one history: the clean invocations (order 0 as measured, each
 later order a seeded shuffle of them), then the injected ones. (bench_native
 measures the injected invocations early, between clean ones, against the
 host's drift; here they all come last, so a drift over the set's hours
-lands in the step too.) A set run with --reference holds each night's two
-records, the nightly's and the reference build's; both are published, as a
-nightly publishes them. Night by
-night, a copy of that invocation's records, re-dated to its night (run.night,
-started_at and finished_at moved by whole days, run.id made the history's
-own; the kept records are not touched), goes through the verbs below. Every
-invocation ran one Keras build, so each copy's Keras version gets the
-night's own local label (`<version>+replayNN`): as on real nights, a change
-window then names a last good and a first bad build, which the confirm
-dispatch carries (builds that exist only in this replay).
+lands in the step too.) Night by night, a copy of that invocation's records
+goes through
 
   bench publish --repo BARE   (the publish gate, a local bare repo as the remote)
   bench report --format json  (the status of every series)
   bench alert --confirm       (issues and confirm.yml dispatches, against tests/fake_gh.py)
+
+re-dated to its night (run.night, started_at and finished_at moved by whole
+days, run.id made the history's own; the kept records are not touched). A
+set run with --reference holds each night's two records, the nightly's and
+the reference build's; both are published, as a nightly publishes them.
+Every invocation ran one Keras build, so the nightly's copies get the
+night's own local label (`<version>+replayNN`): as on real nights, a change
+window then names a last good and a first bad build, which the confirm
+dispatch carries (builds that exist only in this replay).
 
 It prints, per order and series, the status after each night, and then per
 series: the injected night on which it was first called Regressed (and how
@@ -87,8 +88,7 @@ def redated(path: Path, night: datetime, run_id: str, build: str) -> dict:
     if ab.get("side"):
         ab["id"], run_id = run_id, f"{run_id}-{ab['side']}"
     started = datetime.fromisoformat(run["started_at"].replace("Z", "+00:00"))
-    shift = night.date() - started.date()
-    shift = timedelta(days=shift.days)
+    shift = night.date() - started.date()  # whole days: the time of day stays as measured
     for key in ("started_at", "finished_at"):
         if run.get(key):
             t = datetime.fromisoformat(run[key].replace("Z", "+00:00")) + shift
