@@ -18,11 +18,11 @@ Keras call and a native call). --inject F adds --inject-runs invocations whose
 Keras train/predict step functions each wait for their step and spin F x
 its time (the median interval between calls) after every call (studies/ab_injection.py's "step" sitecustomize), native
 code and a reference build's processes untouched: the vs-native ratio (and
-vs-ref) should rise by about F, whatever the host.
+vs-ref) should rise by about F.
 --control-runs N adds N invocations under the same sitecustomize at a
 fraction of 0 (control-NN/): each step waited for and its interval kept,
-nothing spun. What they move against the
-clean invocations is what the injection's machinery costs apart from its F.
+nothing spun. What they move against the clean invocations is what the
+injection's machinery costs apart from its F.
 
 Every invocation after run-00 takes its steps per call from run-00's records
 (`bench run --steps-from`), as a nightly takes them from the data branch.
@@ -112,10 +112,10 @@ def spread(values: list[float]) -> float:
 
 def report(keep: Path) -> None:
     clean = [read(p) for p in sorted(keep.glob("run-*"))]
-    injected = [(float(p.name.split("-")[1]), read(p)) for p in sorted(keep.glob("inject-*"))]
-    injected += [("control", read(p)) for p in sorted(keep.glob("control-*"))]
+    others = [(float(p.name.split("-")[1]), read(p)) for p in sorted(keep.glob("inject-*"))]
+    others += [("control", read(p)) for p in sorted(keep.glob("control-*"))]
     keys = sorted({k for run in clean for k in run})
-    print(f"\n{len(clean)} clean invocation(s), {len(injected)} injected or control\n")
+    print(f"\n{len(clean)} clean invocation(s), {len(others)} injected or control\n")
     print(f"{'benchmark':<24} {'samples/s per invocation':<44} {'spread':>7}   {'vs-native per invocation':<40} {'spread':>7}")
     native_s = worker_s = 0.0
     for k in keys:
@@ -132,7 +132,7 @@ def report(keep: Path) -> None:
         if refs:
             print(f"{'':<24} {'vs-ref per invocation':<44} {'':>7}   {' '.join(f'{r:.3f}' for r in refs):<40} "
                   f"{spread(refs) * 100:>6.1f}%")
-        for fraction, run in injected:
+        for fraction, run in others:
             if k in run and run[k]["ratio"] and ratios and vals:
                 label = "control (the injection's code, no spin)" if fraction == "control" else f"injected {fraction:.0%}"
                 print(f"{'':<24} {label}: samples/s {run[k]['value'] / statistics.median(vals) - 1:+.1%}"
