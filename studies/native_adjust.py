@@ -132,6 +132,9 @@ def main(argv: list[str]) -> int:
             print(f"native_adjust: --slope takes a number, e.g. --slope 0.6; got {argv[1:2]}", file=sys.stderr)
             return 2
         argv = argv[2:]
+    if not argv:
+        print("native_adjust: name at least one folder (studies/bench_native.py --keep DIR)", file=sys.stderr)
+        return 2
     for arg in argv:
         folder = Path(arg)
         if not any(folder.glob("run-*")):

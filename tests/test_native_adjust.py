@@ -68,6 +68,8 @@ def test_a_given_slope_is_used_and_a_bad_one_is_one_line(tmp_path, capsys):
     assert raw.split(":", 1)[1].split("(")[0].strip() == adjusted.split(":", 1)[1].split("(")[0].strip()  # b = 0: nothing
     assert study().main(["--slope", "x", str(tmp_path)]) == 2
     assert capsys.readouterr().err.startswith("native_adjust: --slope takes a number")
+    assert study().main(["--slope", "0.6"]) == 2
+    assert capsys.readouterr().err.startswith("native_adjust: name at least one folder")
     assert study().main([str(tmp_path / "nothing")]) == 2
     assert "holds no run-NN/ folder" in capsys.readouterr().err
 
