@@ -85,8 +85,9 @@ def invoke(out: Path, backends: list[str], models: list[str], modes: list[str], 
 
 
 def read(folder: Path) -> dict:
-    """{(backend, model, mode): {"value", "ratio", "ref", "native_s", "worker_s", "error"}} of one
-    invocation; a reference build's own record (run.ab.side "a") is not this build's figures."""
+    """{(backend, model, mode): {"value", "ratio", "ref", "native_s", "worker_s", "error", "pairs"}} of
+    one invocation, "pairs" each worker's (vs-native ratio, median native seconds); a reference
+    build's own record (run.ab.side "a") is not this build's figures."""
     out = {}
     for path in sorted(folder.rglob("*.json")):
         data = json.loads(path.read_text())
@@ -101,7 +102,10 @@ def read(folder: Path) -> dict:
             out[(backend, r["model"], r["mode"])] = {
                 "value": r.get("value"), "ratio": nat.get("ratio"), "error": nat.get("error"),
                 "ref": (r.get("reference") or {}).get("ratio"),
-                "native_s": native_s, "worker_s": worker_s}
+                "native_s": native_s, "worker_s": worker_s,
+                "pairs": [(w["native"]["ratio"], statistics.median(w["native"]["native_seconds"]))
+                          for w in workers
+                          if (w.get("native") or {}).get("ratio") and (w.get("native") or {}).get("native_seconds")]}
     return out
 
 

@@ -36,30 +36,21 @@ in docs/measurements.md ("vs-native follows the host").
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_native import read  # noqa: E402  (one reading of a kept invocation for both studies)
+
 
 def invocation(folder: Path) -> dict:
-    """{(backend, model, mode): {"r", "n", "workers": [(log r, log n)]}} of this build's records."""
-    out = {}
-    for path in sorted(folder.rglob("*.json")):
-        data = json.loads(path.read_text())
-        if "results" not in data or (data.get("run", {}).get("ab") or {}).get("side") == "a":
-            continue  # a reference build's own record: not this build's figures
-        for res in data["results"]:
-            nat = res.get("native") or {}
-            pairs = [(w["native"]["ratio"], statistics.median(w["native"]["native_seconds"]))
-                     for w in res.get("workers") or []
-                     if (w.get("native") or {}).get("ratio") and (w.get("native") or {}).get("native_seconds")]
-            if nat.get("ratio") and pairs:
-                out[(data["target"]["backend"], res["model"], res["mode"])] = {
-                    "r": math.log(nat["ratio"]), "n": math.log(statistics.median(n for _, n in pairs)),
-                    "workers": [(math.log(r), math.log(n)) for r, n in pairs]}
-    return out
+    """{(backend, model, mode): {"r", "n", "workers": [(log r, log n)]}} of this build's records
+    (bench_native.read's, those with a ratio and its workers' native times)."""
+    return {key: {"r": math.log(got["ratio"]), "n": math.log(statistics.median(n for _, n in got["pairs"])),
+                  "workers": [(math.log(r), math.log(n)) for r, n in got["pairs"]]}
+            for key, got in read(folder).items() if got["ratio"] and got["pairs"]}
 
 
 def slope(xs: list[float], ys: list[float]) -> float:

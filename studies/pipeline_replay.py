@@ -60,6 +60,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.helpers import fake_gh  # noqa: E402  (the tests' own stand-in for GitHub)
+
 BRANCH = "data"
 CALLED = ("Regressed", "Faster")
 
@@ -98,19 +102,16 @@ def redated(path: Path, night: datetime, run_id: str, build: str) -> dict:
     return data
 
 
-def bench(args: list[str], env: dict, check: bool = True) -> subprocess.CompletedProcess:
+def bench(args: list[str], env: dict) -> subprocess.CompletedProcess:
     p = subprocess.run([sys.executable, "-m", "bench", *args], env=env, cwd=ROOT, text=True,
                        capture_output=True)
-    if check and p.returncode != 0:
+    if p.returncode != 0:
         sys.exit(f"pipeline_replay: bench {args[0]} exited {p.returncode}:\n{p.stderr.strip()}")
     return p
 
 
 def fake_github(work: Path) -> dict:
     """The environment for the verbs: tests/fake_gh.py as `gh`, its made-up GitHub under work/github."""
-    sys.path.insert(0, str(ROOT))
-    from tests.helpers import fake_gh  # the tests' own stand-in for GitHub
-
     root, bindir = fake_gh(work)
     return {**os.environ, "FAKE_GH_ROOT": str(root), "PATH": f"{bindir}{os.pathsep}{os.environ['PATH']}",
             "GITHUB_REPOSITORY": "o/r", "PYTHONPATH": str(ROOT)}
@@ -148,6 +149,12 @@ def replay(order: int, nights: list[Path], first_injected: int, work: Path) -> d
     return {"statuses": statuses, "alerts": alerts, "dispatches": dispatches, "first_injected": first_injected}
 
 
+def padded(result: dict, series: str) -> list[str]:
+    """The series' status per night of its history, "" before its first night."""
+    st = result["statuses"].get(series, [])
+    return [""] * (len(result["nights"]) - len(st)) + st
+
+
 def first_call(statuses: list[str], k: int) -> int | None:
     """The injected night (1 = the step's first) on which the series first read Regressed;
     None also when the last clean night already read Regressed (that call is not the step's)."""
@@ -156,11 +163,11 @@ def first_call(statuses: list[str], k: int) -> int | None:
     return next((i - k + 1 for i in range(k, len(statuses)) if statuses[i] == "Regressed"), None)
 
 
-def summarise(order: int, names: list[str], result: dict) -> None:
+def summarise(order: int, result: dict) -> None:
     k = result["first_injected"]
-    print(f"\norder {order}: {k} clean nights, then {len(names) - k} injected")
-    for series, st in sorted(result["statuses"].items()):
-        st = [""] * (len(names) - len(st)) + st  # a series that appeared later
+    print(f"\norder {order}: {k} clean nights, then {len(result['nights']) - k} injected")
+    for series in sorted(result["statuses"]):
+        st = padded(result, series)
         false = [i + 1 for i in range(k) if st[i] in CALLED]
         called = first_call(st, k)
         verdict = (f"Regressed on injected night {called}" if called is not None
@@ -179,8 +186,7 @@ def overall(results: list[dict]) -> None:
     for series in sorted({s for r in results for s in r["statuses"]}):
         calls, false = [], 0
         for r in results:
-            st, k = r["statuses"].get(series, []), r["first_injected"]
-            st = [""] * (len(r["nights"]) - len(st)) + st
+            st, k = padded(r, series), r["first_injected"]
             calls.append(first_call(st, k))
             false += sum(s in CALLED for s in st[:k])
         found = [c for c in calls if c is not None]
@@ -204,10 +210,10 @@ def main() -> int:
             rng.shuffle(nights)
         nights += injected
         with tempfile.TemporaryDirectory(prefix="pipeline-replay-") as work:
-            result = replay(order, nights, len(clean), Path(work))
-        names = [n.name for n in nights]
-        summarise(order, names, result)
-        results.append({"order": order, "nights": names, **result})
+            result = {"order": order, "nights": [n.name for n in nights],
+                      **replay(order, nights, len(clean), Path(work))}
+        summarise(order, result)
+        results.append(result)
     overall(results)
     if a.out:
         Path(a.out).mkdir(parents=True, exist_ok=True)
