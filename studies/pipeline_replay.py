@@ -8,6 +8,8 @@ nights through the verbs the nightly workflows call, and what they answer.
         --backends jax --models mlp --modes train --keep .local/native
     # the replay (under a second a night here):
     .venv/bin/python studies/pipeline_replay.py --from .local/native --orders 5
+    # a folder extended with a second fraction (bench_native.py --keep it again, --inject 0.05):
+    .venv/bin/python studies/pipeline_replay.py --from .local/native --inject 0.05
 
 Input: a folder as studies/bench_native.py --keep writes it, run-NN/ (clean
 invocations) and inject-F-NN/ (invocations whose Keras step functions were
@@ -68,13 +70,21 @@ BRANCH = "data"
 CALLED = ("Regressed", "Faster")
 
 
-def invocations(folder: Path) -> tuple[list[Path], list[Path]]:
+def invocations(folder: Path, fraction: float | None = None) -> tuple[list[Path], list[Path]]:
+    """The clean invocations and the injected ones (of one fraction, where given: a folder
+    extended with a second --inject holds two steps, and a history holds one)."""
     clean = sorted(p for p in folder.glob("run-*") if p.is_dir() and any(p.glob("*.json")))
     injected = sorted(p for p in folder.glob("inject-*") if p.is_dir() and any(p.glob("*.json")))
+    fractions = sorted({p.name.split("-")[1] for p in injected}, key=float)
+    if fraction is not None:
+        injected = [p for p in injected if float(p.name.split("-")[1]) == fraction]
+    elif len(fractions) > 1:
+        sys.exit(f"pipeline_replay: {folder} holds invocations injected at {', '.join(fractions)}; "
+                 f"choose one with --inject F")
     if not clean or not injected:
         sys.exit(f"pipeline_replay: {folder} holds {len(clean)} clean (run-NN/) and {len(injected)} injected "
-                 f"(inject-F-NN/) invocations with records; expected at least one of each "
-                 f"(studies/bench_native.py --keep {folder} --inject F)")
+                 f"(inject-F-NN/{f', F = {fraction:g}' if fraction is not None else ''}) invocations with "
+                 f"records; expected at least one of each (studies/bench_native.py --keep {folder} --inject F)")
     return clean, injected
 
 
@@ -198,10 +208,12 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--from", dest="source", required=True, help="a studies/bench_native.py --keep folder")
     p.add_argument("--orders", type=int, default=1, help="histories: the measured order, then shuffles")
+    p.add_argument("--inject", type=float, default=None, metavar="F",
+                   help="the injected invocations of this fraction (needed where the folder holds several)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--out", default=None, help="where to write results.json (default: print only)")
     a = p.parse_args()
-    clean, injected = invocations(Path(a.source))
+    clean, injected = invocations(Path(a.source), a.inject)
     rng = random.Random(a.seed)
     results = []
     for order in range(a.orders):

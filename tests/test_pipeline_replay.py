@@ -86,3 +86,23 @@ def test_a_folder_without_injected_nights_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as e:
         study().main()
     assert str(e.value.code).startswith(f"pipeline_replay: {tmp_path} holds 1 clean (run-NN/) and 0 injected")
+
+
+def test_a_folder_with_two_fractions_replays_the_one_chosen(tmp_path, capsys, monkeypatch):
+    """bench_native.py --keep extends a folder; a second --inject adds a second step, and one
+    history holds one step: the study asks which, and replays only that fraction's nights."""
+    source = kept(tmp_path / "native")
+    for i, v in enumerate([1001, 999, 1002]):  # a second fraction's nights, flat: they must stay out
+        rec = make_record([ok("mlp", "train", float(v))], run_id=f"local-inject-0.02-{i:02d}")
+        write(rec, source / f"inject-0.02-{i:02d}", Path(rec.relpath()).name)
+    monkeypatch.setattr(sys, "argv", ["pipeline_replay.py", "--from", str(source)])
+    with pytest.raises(SystemExit) as e:
+        study().main()
+    assert str(e.value.code) == (f"pipeline_replay: {source} holds invocations injected at 0.02, 0.08; "
+                                 f"choose one with --inject F")
+    monkeypatch.setattr(sys, "argv", ["pipeline_replay.py", "--from", str(source), "--inject", "0.08",
+                                      "--out", str(tmp_path / "out")])
+    assert study().main() == 0
+    [result] = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert result["nights"][len(CLEAN):] == [f"inject-0.08-{i:02d}" for i in range(len(SLOWER))]
+    assert "Regressed" in result["statuses"]["jax/local-cpu/mlp/train"][len(CLEAN):]
