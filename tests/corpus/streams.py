@@ -18,6 +18,7 @@ import numpy as np
 
 REAL_NOISE = Path(__file__).with_name("real_noise.json")
 HARNESS_NOISE = Path(__file__).with_name("harness_noise.json")
+REF_NOISE = Path(__file__).with_name("ref_noise.json")
 
 # Noise kinds: what nightly noise looks like on each kind of series.
 #   precise: a reference ratio or a quiet GPU, normal noise of 0.3-1 %;
@@ -35,9 +36,13 @@ HARNESS_NOISE = Path(__file__).with_name("harness_noise.json")
 #       residuals around each set's mean, drawn in blocks of HARNESS_BLOCK
 #       consecutive invocations from a set chosen at random, so that the
 #       host's slide over minutes stays in them.
-KINDS = ("precise", "vm", "dips", "real", "harness")
+#   ref: this harness's reference ratio (the series that alerts on a device
+#       with a reference build) across its own invocations on this VM
+#       (ref_noise.json, made by studies/derive_ref_noise.py from kept
+#       folders), drawn like harness.
+KINDS = ("precise", "vm", "dips", "real", "harness", "ref")
 LEVELS = {"precise": (0.003, 0.005, 0.007, 0.010), "vm": (0.02, 0.04, 0.06),
-          "dips": (0.01, 0.02, 0.03), "real": (None,), "harness": (None,)}
+          "dips": (0.01, 0.02, 0.03), "real": (None,), "harness": (None,), "ref": (None,)}
 HARNESS_BLOCK = 2
 DIP_RATE = (0.05, 0.20)
 DIP_DEPTH = (0.10, 0.80)
@@ -61,9 +66,9 @@ def _real_histories() -> list[tuple[np.ndarray, float]]:
 _REAL: list | None = None
 
 
-def harness_residuals() -> list[np.ndarray]:
-    """Each set of harness_noise.json as log residuals around its mean, up = faster."""
-    data = json.loads(HARNESS_NOISE.read_text())
+def harness_residuals(path: Path = HARNESS_NOISE) -> list[np.ndarray]:
+    """Each set of harness_noise.json (or ref_noise.json) as log residuals around its mean, up = faster."""
+    data = json.loads(path.read_text())
     out = []
     for s in data["sets"]:
         logs = np.log(np.array(s["values"], dtype=float)) * (1.0 if s["better"] == "bigger" else -1.0)
@@ -98,8 +103,8 @@ def noise(kind: str, level: float | None, n: int, rng: np.random.Generator) -> t
             _REAL = _real_histories()
         res, sigma = _REAL[rng.integers(len(_REAL))]
         return rng.choice(res, n), sigma
-    if kind == "harness":
-        sets = harness_residuals()
+    if kind in ("harness", "ref"):
+        sets = harness_residuals(HARNESS_NOISE if kind == "harness" else REF_NOISE)
         return _blocks(sets, n, rng), float(np.std(np.concatenate(sets)))
     raise ValueError(f"noise kind {kind!r}; expected one of {', '.join(KINDS)}")
 

@@ -1,0 +1,46 @@
+"""studies/status_eval.py --kinds: a chosen kind runs alone with the same
+draws as in the full run (a group's seed is its place among all groups), and
+an unknown kind is one line."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+ARGS = ["--streams", "1", "--years", "1", "--methods", "project rule", "--jobs", "1"]
+
+
+def study():
+    spec = importlib.util.spec_from_file_location("status_eval", ROOT / "studies" / "status_eval.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["status_eval"] = module  # the process pool pickles its functions by module name
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_one_kind_runs_alone_with_its_own_draws(capsys, monkeypatch):
+    module = study()
+    drawn = []
+    real_group = module._group
+    monkeypatch.setattr(module, "_group", lambda job: drawn.append(job[:3]) or real_group(job))
+
+    class Inline:  # the groups in this process, so the draws can be watched
+        def __init__(self, jobs): pass
+        def __enter__(self): return self
+        def __exit__(self, *exc): return False
+        def map(self, f, jobs): return map(f, jobs)
+    monkeypatch.setattr(module, "ProcessPoolExecutor", Inline)
+    assert module.main(ARGS + ["--kinds", "ref,harness"]) == 0
+    groups = [(k, lv) for k in module.KINDS for lv in module.LEVELS[k]]
+    assert drawn == [(groups.index(("harness", None)), "harness", None), (groups.index(("ref", None)), "ref", None)]
+    out = capsys.readouterr().out
+    assert "| ref | 3% |" in out and "| harness | 3% |" in out and "| precise" not in out
+    assert "project rule: precise 3 % within 3 nights nan%" in out  # no precise streams drawn, said so
+
+
+def test_an_unknown_kind_is_one_line(capsys):
+    with pytest.raises(SystemExit):
+        study().main(ARGS + ["--kinds", "gpu"])
+    assert "--kinds gpu: unknown; expected some of precise,vm,dips,real,harness,ref" in capsys.readouterr().err
