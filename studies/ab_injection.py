@@ -60,12 +60,13 @@ from bench.measure import lock  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "studies"))
 from bench_ab_sensitivity import widen_site  # noqa: E402  (one widened-MLP template for both studies)
+from site_hooks import AFTER_IMPORT  # noqa: E402  (one import hook for every site)
 
 SERIES = ("jax", "local-cpu", "mlp", "train")
 BASE_WIDTH = 256
 
 STEP_SITE = '''"""Test-only (studies/ab_injection.py): each Keras step function call {fraction} slower."""
-import importlib.abc, importlib.machinery, sys, time
+import sys, time
 
 FRACTION = {fraction!r}
 # Only the processes of this build (its venv's prefix; None: every process on
@@ -127,50 +128,17 @@ def _wrap(name, attr):
 
 
 def _install(module):
+    """keras.Model's step functions wrapped; not at the start (site_hooks says why)."""
     global keras
     keras = module
     _wrap("make_train_function", "train_function")
     _wrap("make_predict_function", "predict_function")
 
 
-class _OnImport(importlib.abc.MetaPathFinder):
-    """Wraps keras.Model once the process imports keras itself. Importing it
-    here, at the start, would load numpy and its thread pools before a worker
-    pins its CPU and sets their sizes (bench/measure/worker.py): a process
-    unlike the clean one in more than its steps. The spec comes from the
-    finders after this one (an editable install has its own); the hook stays
-    until keras has run, so a probe (importlib.util.find_spec) does not use it up."""
-
-    def find_spec(self, name, path, target=None):
-        if name != "keras" or "keras" in sys.modules:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None:
-                break
-        else:
-            return None
-        if spec.loader is None or not hasattr(spec.loader, "exec_module"):
-            return spec
-        run = spec.loader.exec_module
-
-        def exec_module(module):
-            run(module)
-            if self in sys.meta_path:
-                sys.meta_path.remove(self)
-            _install(module)
-
-        spec.loader.exec_module = exec_module
-        return spec
-
+{after_import}
 
 if ONLY is None or sys.prefix == ONLY:
-    if "keras" in sys.modules:
-        _install(sys.modules["keras"])
-    else:
-        sys.meta_path.insert(0, _OnImport())
+    after_import(["keras"], lambda name, module: _install(module))
 '''
 
 # How the added time is spent. SPIN: on this process's own CPU alone.
@@ -203,7 +171,7 @@ def _spend(seconds):
 def step_site(fraction: float, spend: str = SPIN, only: str | None = None) -> str:
     """The sitecustomize.py that makes each Keras step function call `fraction` slower, spent by
     `spend`, in the processes whose sys.prefix is `only` (None: in every process that loads it)."""
-    return STEP_SITE.format(fraction=fraction, spend=spend, only=only)
+    return STEP_SITE.format(fraction=fraction, spend=spend, only=only, after_import=AFTER_IMPORT)
 
 
 def width_for(fraction: float) -> int:

@@ -48,6 +48,9 @@ from bench.records.extensions import ab_side  # noqa: E402
 from bench.compare.head import Head, HeadEntry  # noqa: E402
 from bench.compare.verdicts import compare  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "studies"))
+from site_hooks import AFTER_IMPORT  # noqa: E402  (one import hook for every site)
+
 CASES = ("identical", "wider")
 MODEL, MODE = "mlp", "train"
 WIDTH = 276  # 256 -> 276 hidden units: +9.9 % multiply-adds per sample
@@ -62,10 +65,6 @@ def widen_site(width: int) -> str:
     logits, passes the same gate and learns the same, while each step does
     the wider layers' multiply-adds."""
     return f'''"""Test-only (studies/bench_ab_sensitivity.py): the MLP's hidden layers at {width} units."""
-import importlib.abc
-import importlib.machinery
-import sys
-
 TARGET = "bench.measure.workloads.mlp"
 GATE = "bench.measure.workloads.gate"
 WIDTH = {width}
@@ -111,25 +110,15 @@ def build():
     return keras.Model(inputs, layers.Dense(10, name="logits")(x), name="mlp")
 
 
-class _Widen(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name not in (TARGET, GATE):
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(name, path)
-        run = spec.loader.exec_module
+def _widened(name, module):
+    if name == TARGET:
+        module.build = build
+    else:
+        widen_gate(module)
 
-        def exec_module(module):
-            run(module)
-            if name == TARGET:
-                module.build = build
-            else:
-                widen_gate(module)
+{AFTER_IMPORT}
 
-        spec.loader.exec_module = exec_module
-        return spec
-
-
-sys.meta_path.insert(0, _Widen())
+after_import([TARGET, GATE], _widened)
 '''
 
 

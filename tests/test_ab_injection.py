@@ -104,7 +104,17 @@ def test_b_is_this_python_behind_a_wrapper_either_way(study, tmp_path):
     assert "WIDTH = 262\n" in (tmp_path / "compute" / "sitecustomize.py").read_text()
 
 
-def test_the_widened_mlp_starts_from_the_committed_weights_grown_with_zeros(study):
+def _fresh(monkeypatch, *names):
+    """sys.meta_path and these modules restored after the test: a site's hook may import them again."""
+    import bench.measure.workloads as package
+
+    monkeypatch.setattr(sys, "meta_path", list(sys.meta_path))
+    for name in names:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        monkeypatch.setattr(package, name.rsplit(".", 1)[1], getattr(package, name.rsplit(".", 1)[1]))
+
+
+def test_the_widened_mlp_starts_from_the_committed_weights_grown_with_zeros(study, monkeypatch):
     """Under workers v13 every timed train call starts from the committed weights
     and Adam state, and predict's gate compares with them: the widened MLP gets
     them grown to its width, and computes the same logits from them."""
@@ -112,6 +122,7 @@ def test_the_widened_mlp_starts_from_the_committed_weights_grown_with_zeros(stud
 
     from bench.measure.workloads import gate
 
+    _fresh(monkeypatch, "bench.measure.workloads.gate", "bench.measure.workloads.mlp")
     site = {}
     exec(study.widen_site(study.width_for(0.03)), site)
     fake = types.SimpleNamespace(load_reference=gate.load_reference, load_train_start=gate.load_train_start)
@@ -169,4 +180,21 @@ def test_the_step_injection_wraps_keras_when_the_process_imports_it(study, monke
     m = keras.Model()
     m.make_train_function()
     assert m.train_function._injected
-    assert not any(type(f).__name__ == "_OnImport" for f in sys.meta_path)  # the hook has gone
+    assert not any(type(f).__name__ == "_AfterImport" for f in sys.meta_path)  # the hook has gone
+
+
+def test_the_widened_site_patches_the_mlp_and_the_gate_when_the_worker_imports_them(study, monkeypatch):
+    """The same hook (studies/site_hooks.py) serves the widened MLP: nothing at the start, each
+    module patched once when imported, a probe first using nothing up, then the hook gone."""
+    import importlib
+
+    mlp, gate = "bench.measure.workloads.mlp", "bench.measure.workloads.gate"
+    _fresh(monkeypatch, mlp, gate)
+    site = {}
+    exec(study.widen_site(300), site)
+    assert mlp not in sys.modules and gate not in sys.modules
+    assert importlib.util.find_spec(mlp) is not None  # a probe
+    assert importlib.import_module(mlp).build is site["build"]
+    assert any(type(f).__name__ == "_AfterImport" for f in sys.meta_path)  # the gate still to come
+    assert importlib.import_module(gate).load_reference("mlp").weights[0].shape == (784, 300)
+    assert not any(type(f).__name__ == "_AfterImport" for f in sys.meta_path)
