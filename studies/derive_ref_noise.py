@@ -21,7 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,22 +43,29 @@ def hours(folders: list[Path]) -> str:
     for f in folders:
         for path in f.rglob("*.json"):
             run = json.loads(path.read_text()).get("run") or {}
-            times += [datetime.fromisoformat(run[k].replace("Z", "+00:00"))
+            times += [datetime.fromisoformat(run[k].replace("Z", "+00:00")).astimezone(timezone.utc)
                       for k in ("started_at", "finished_at") if run.get(k)]
+    if not times:
+        return "hours not recorded"
     lo, hi = min(times), max(times)
     return f"{lo:%Y-%m-%d %H:%M}-{hi:%H:%M} UTC" if lo.date() == hi.date() else f"{lo:%Y-%m-%d %H:%M} to {hi:%Y-%m-%d %H:%M} UTC"
 
 
 def sets(folder: Path) -> list[dict]:
     runs = sorted(p for p in folder.glob("run-*") if p.is_dir() and any(p.glob("*.json")))
-    figures = [read(p) for p in runs]
+    try:
+        figures = [read(p) for p in runs]
+        span = hours(runs)
+    except (ValueError, KeyError, TypeError, AttributeError) as e:  # a record not as bench run writes it
+        sys.exit(f"derive_ref_noise: {folder}: a record under run-NN/ is not a bench run record "
+                 f"({type(e).__name__}: {e}); expected the records of studies/bench_native.py --keep")
     out = []
     for key in sorted({k for f in figures for k in f}):
         values = [f[key]["ref"] for f in figures if key in f and f[key]["ref"]]
         if len(values) < MIN_RUNS:
             continue
         backend, model, mode = key
-        out.append({"source": f"{folder.name}/run-NN, {len(values)} clean invocations, {hours(runs)}",
+        out.append({"source": f"{folder.name}/run-NN, {len(values)} clean invocations, {span}",
                     "what": f"{backend} {model}/{mode}.vs-ref", "unit": "ratio", "better": "bigger",
                     "values": [round(v, 5) for v in values]})
     return out
@@ -76,6 +83,7 @@ def main() -> int:
             sys.exit(f"derive_ref_noise: {folder} holds no series with a vs-ref ratio in at least {MIN_RUNS} "
                      f"clean invocations (run-NN/); expected a studies/bench_native.py --reference --keep folder")
         found += got
+    a.out.parent.mkdir(parents=True, exist_ok=True)
     a.out.write_text(json.dumps({"about": ABOUT, "format": 1, "sets": found}, sort_keys=True, indent=1) + "\n")
     print(f"{a.out}: {len(found)} sets, {sum(len(s['values']) for s in found)} invocations")
     return 0

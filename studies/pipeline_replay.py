@@ -74,18 +74,25 @@ def invocations(folder: Path, fraction: float | None = None) -> tuple[list[Path]
     """The clean invocations and the injected ones (of one fraction, where given: a folder
     extended with a second --inject holds two steps, and a history holds one)."""
     clean = sorted(p for p in folder.glob("run-*") if p.is_dir() and any(p.glob("*.json")))
-    injected = sorted(p for p in folder.glob("inject-*") if p.is_dir() and any(p.glob("*.json")))
-    fractions = sorted({p.name.split("-")[1] for p in injected}, key=float)
-    if fraction is not None:
-        injected = [p for p in injected if float(p.name.split("-")[1]) == fraction]
-    elif len(fractions) > 1:
-        sys.exit(f"pipeline_replay: {folder} holds invocations injected at {', '.join(fractions)}; "
-                 f"choose one with --inject F")
-    if not clean or not injected:
-        sys.exit(f"pipeline_replay: {folder} holds {len(clean)} clean (run-NN/) and {len(injected)} injected "
-                 f"(inject-F-NN/{f', F = {fraction:g}' if fraction is not None else ''}) invocations with "
-                 f"records; expected at least one of each (studies/bench_native.py --keep {folder} --inject F)")
-    return clean, injected
+    injected = {p: fraction_of(p) for p in sorted(folder.glob("inject-*")) if p.is_dir() and any(p.glob("*.json"))}
+    held = ", ".join(f"{f:g}" for f in sorted(set(injected.values())))
+    if fraction is None and len(set(injected.values())) > 1:
+        sys.exit(f"pipeline_replay: {folder} holds invocations injected at {held}; choose one with --inject F")
+    chosen = [p for p, f in injected.items() if fraction is None or f == fraction]
+    if not clean or not chosen:
+        sys.exit(f"pipeline_replay: {folder} holds {len(clean)} clean (run-NN/) and {len(chosen)} injected "
+                 f"(inject-F-NN/{f', F = {fraction:g}; it holds F = {held or None}' if fraction is not None else ''}) "
+                 f"invocations with records; expected at least one of each "
+                 f"(studies/bench_native.py --keep {folder} --inject F)")
+    return clean, chosen
+
+
+def fraction_of(folder: Path) -> float:
+    """F of an inject-F-NN folder (F as bench_native writes it, `{F:g}`: 0.03, 1e-05)."""
+    try:
+        return float(folder.name[len("inject-"):].rsplit("-", 1)[0])
+    except ValueError:
+        sys.exit(f"pipeline_replay: {folder}: expected a folder named inject-F-NN, F a fraction such as 0.03")
 
 
 def redated(path: Path, night: datetime, run_id: str, build: str) -> dict:

@@ -244,6 +244,8 @@ def main(argv=None) -> int:
     kinds = [k for k in args.kinds.split(",") if k]
     if unknown := [k for k in kinds if k not in KINDS]:
         p.error(f"--kinds {','.join(unknown)}: unknown; expected some of {','.join(KINDS)}")
+    if not kinds:
+        p.error(f"--kinds {args.kinds!r}: none given; expected some of {','.join(KINDS)}")
     groups = [(k, lv) for k in KINDS for lv in LEVELS[k]]
     det, flat_calls, fa = {}, {}, {}
     t0 = time.time()
@@ -301,8 +303,7 @@ def _group(job):
 
 
 def _rate(got, within):
-    """The share called within `within` nights; nan where no stream was drawn (a kind left out)."""
-    return sum(isinstance(v, int) and v <= within for v in got) / len(got) if got else math.nan
+    return sum(isinstance(v, int) and v <= within for v in got) / len(got)
 
 
 def _print(methods, det, flat_calls, fa):
@@ -337,9 +338,13 @@ def _level_of(g: str) -> float:
 
 
 def _goals(m, det, flat_calls, fa) -> str:
+    """The issue's goals pooled as it states them; "n/a" for a kind this run did not draw."""
     def pooled(prefix, size, within):
         got = [v for (g, s), by in det.items() if g.startswith(prefix) and s == size for v in by[m]]
         return _rate(got, within)
+
+    def drawn(prefix):
+        return any(g.startswith(prefix) for g in flat_calls)
     prec_flat = sum(flat_calls[g][m][0] for g in flat_calls if g.startswith("precise"))
     dips = [(g, s) for (g, s) in det if g.startswith("dips") and s >= max(0.05, 3 * _level_of(g))]
     dip_right = sum(_rate(det[k][m], WINDOW) * len(det[k][m]) for k in dips)
@@ -349,12 +354,12 @@ def _goals(m, det, flat_calls, fa) -> str:
     dip_fa = sum(fa[g][m][0] for g in fa if g.startswith("dips"))
     years = sum(fa[g][m][1] for g in fa)
     false = sum(fa[g][m][0] for g in fa)
-    return (f"precise 3 % within 3 nights {pooled('precise', 0.03, 3):.1%}, 2 % {pooled('precise', 0.02, 3):.1%}, "
-            f"flat calls {prec_flat}; dips right (steps >= 5 % and 3 sigmas within {WINDOW}, flat quiet) "
-            f"{(dip_right + dip_flat_n - dip_flat) / (dip_n + dip_flat_n) if dip_n + dip_flat_n else math.nan:.1%}, dip false alarms {dip_flat} flat + "
-            f"{dip_fa} replayed; replayed false alarms {false} in {years:.1f} series-years "
-            f"({10 * false / years:.2f} per 10)")
-
+    precise = (f"precise 3 % within 3 nights {pooled('precise', 0.03, 3):.1%}, 2 % {pooled('precise', 0.02, 3):.1%}, "
+               f"flat calls {prec_flat}" if drawn("precise") else "precise n/a")
+    dipped = (f"dips right (steps >= 5 % and 3 sigmas within {WINDOW}, flat quiet) "
+              f"{(dip_right + dip_flat_n - dip_flat) / (dip_n + dip_flat_n):.1%}, dip false alarms {dip_flat} flat + "
+              f"{dip_fa} replayed" if drawn("dips") else "dips n/a")
+    return f"{precise}; {dipped}; replayed false alarms {false} in {years:.1f} series-years ({10 * false / years:.2f} per 10)"
 
 if __name__ == "__main__":
     sys.exit(main())

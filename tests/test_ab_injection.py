@@ -194,7 +194,11 @@ def test_the_widened_site_patches_the_mlp_and_the_gate_when_the_worker_imports_t
     exec(study.widen_site(300), site)
     assert mlp not in sys.modules and gate not in sys.modules
     assert importlib.util.find_spec(mlp) is not None  # a probe
+    patched = []
+    widen_gate = site["widen_gate"]
+    site["widen_gate"] = lambda module: patched.append(module.__name__) or widen_gate(module)  # looked up per call
     assert importlib.import_module(mlp).build is site["build"]
     assert any(type(f).__name__ == "_AfterImport" for f in sys.meta_path)  # the gate still to come
     assert importlib.import_module(gate).load_reference("mlp").weights[0].shape == (784, 300)
     assert not any(type(f).__name__ == "_AfterImport" for f in sys.meta_path)
+    assert patched == [gate]  # once

@@ -41,7 +41,7 @@ def test_clean_invocations_become_one_set_in_order_and_the_kind_draws_from_it(tm
     for i, r in enumerate(RATIOS):
         pair(kept / f"run-{i:02d}", r, T0 + timedelta(minutes=3 * i), f"r{i}")
     pair(kept / "inject-0.03-00", 0.90, T0 + timedelta(minutes=30), "inj")  # a built step: never noise
-    out = tmp_path / "ref_noise.json"
+    out = tmp_path / "corpus" / "ref_noise.json"  # a folder not there yet
     monkeypatch.setattr(sys, "argv", ["derive_ref_noise.py", str(kept), "--out", str(out)])
     assert study().main() == 0
     data = json.loads(out.read_text())
@@ -62,3 +62,13 @@ def test_a_folder_without_enough_ratios_is_one_line(tmp_path, monkeypatch):
     with pytest.raises(SystemExit) as e:
         study().main()
     assert str(e.value.code).startswith(f"derive_ref_noise: {tmp_path} holds no series with a vs-ref ratio in at least 4")
+
+
+def test_a_record_that_is_not_a_run_is_one_line(tmp_path, monkeypatch):
+    for i, r in enumerate(RATIOS):
+        pair(tmp_path / f"run-{i:02d}", r, T0, f"r{i}")
+    (tmp_path / "run-02" / "broken.json").write_text("[1, 2]")
+    monkeypatch.setattr(sys, "argv", ["derive_ref_noise.py", str(tmp_path), "--out", str(tmp_path / "new" / "o.json")])
+    with pytest.raises(SystemExit) as e:
+        study().main()
+    assert str(e.value.code).startswith(f"derive_ref_noise: {tmp_path}: a record under run-NN/ is not a bench run record")

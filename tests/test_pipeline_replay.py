@@ -100,9 +100,23 @@ def test_a_folder_with_two_fractions_replays_the_one_chosen(tmp_path, capsys, mo
         study().main()
     assert str(e.value.code) == (f"pipeline_replay: {source} holds invocations injected at 0.02, 0.08; "
                                  f"choose one with --inject F")
+    monkeypatch.setattr(sys, "argv", ["pipeline_replay.py", "--from", str(source), "--inject", "0.05"])
+    with pytest.raises(SystemExit) as e:
+        study().main()
+    assert "0 injected (inject-F-NN/, F = 0.05; it holds F = 0.02, 0.08)" in str(e.value.code)
     monkeypatch.setattr(sys, "argv", ["pipeline_replay.py", "--from", str(source), "--inject", "0.08",
                                       "--out", str(tmp_path / "out")])
     assert study().main() == 0
     [result] = json.loads((tmp_path / "out" / "results.json").read_text())
     assert result["nights"][len(CLEAN):] == [f"inject-0.08-{i:02d}" for i in range(len(SLOWER))]
     assert "Regressed" in result["statuses"]["jax/local-cpu/mlp/train"][len(CLEAN):]
+
+
+def test_a_fraction_is_read_as_bench_native_names_it():
+    module = study()
+    assert [module.fraction_of(Path(n)) for n in ("inject-0.03-00", "inject-1e-05-12", "inject-0.1-03")] == \
+        [0.03, 1e-05, 0.1]
+    with pytest.raises(SystemExit) as e:
+        module.fraction_of(Path("kept/inject-late-00"))
+    assert str(e.value.code) == ("pipeline_replay: kept/inject-late-00: expected a folder named inject-F-NN, "
+                                 "F a fraction such as 0.03")

@@ -12,16 +12,16 @@ ROOT = Path(__file__).resolve().parent.parent
 ARGS = ["--streams", "1", "--years", "1", "--methods", "project rule", "--jobs", "1"]
 
 
-def study():
+def study(monkeypatch):
     spec = importlib.util.spec_from_file_location("status_eval", ROOT / "studies" / "status_eval.py")
     module = importlib.util.module_from_spec(spec)
-    sys.modules["status_eval"] = module  # the process pool pickles its functions by module name
+    monkeypatch.setitem(sys.modules, "status_eval", module)
     spec.loader.exec_module(module)
     return module
 
 
 def test_one_kind_runs_alone_with_its_own_draws(capsys, monkeypatch):
-    module = study()
+    module = study(monkeypatch)
     drawn = []
     real_group = module._group
     monkeypatch.setattr(module, "_group", lambda job: drawn.append(job[:3]) or real_group(job))
@@ -37,10 +37,12 @@ def test_one_kind_runs_alone_with_its_own_draws(capsys, monkeypatch):
     assert drawn == [(groups.index(("harness", None)), "harness", None), (groups.index(("ref", None)), "ref", None)]
     out = capsys.readouterr().out
     assert "| ref | 3% |" in out and "| harness | 3% |" in out and "| precise" not in out
-    assert "project rule: precise 3 % within 3 nights nan%" in out  # no precise streams drawn, said so
+    assert "- project rule: precise n/a; dips n/a; replayed false alarms " in out  # not drawn, said so
 
 
-def test_an_unknown_kind_is_one_line(capsys):
+@pytest.mark.parametrize("kinds, line", [("gpu", "--kinds gpu: unknown; expected some of precise,vm,dips,real,harness,ref"),
+                                         (",", "--kinds ',': none given; expected some of")])
+def test_a_kind_it_does_not_know_or_none_is_one_line(capsys, monkeypatch, kinds, line):
     with pytest.raises(SystemExit):
-        study().main(ARGS + ["--kinds", "gpu"])
-    assert "--kinds gpu: unknown; expected some of precise,vm,dips,real,harness,ref" in capsys.readouterr().err
+        study(monkeypatch).main(ARGS + ["--kinds", kinds])
+    assert line in capsys.readouterr().err
