@@ -109,6 +109,14 @@ def read(folder: Path) -> dict:
     return out
 
 
+def fraction_of(folder: Path) -> float:
+    """F of an inject-F-NN folder, as run_plan names it (`{F:g}`: 0.03, 1e-05)."""
+    try:
+        return float(folder.name[len("inject-"):].rsplit("-", 1)[0])
+    except ValueError:
+        sys.exit(f"{folder}: expected a folder named inject-F-NN, F a fraction such as 0.03")
+
+
 def spread(values: list[float]) -> float:
     m = statistics.median(values)
     return max(abs(v / m - 1) for v in values)
@@ -116,7 +124,7 @@ def spread(values: list[float]) -> float:
 
 def report(keep: Path) -> None:
     clean = [read(p) for p in sorted(keep.glob("run-*"))]
-    others = [(float(p.name.split("-")[1]), read(p)) for p in sorted(keep.glob("inject-*"))]
+    others = [(fraction_of(p), read(p)) for p in sorted(keep.glob("inject-*"))]
     others += [("control", read(p)) for p in sorted(keep.glob("control-*"))]
     keys = sorted({k for run in clean for k in run})
     print(f"\n{len(clean)} clean invocation(s), {len(others)} injected or control\n")
@@ -139,8 +147,11 @@ def report(keep: Path) -> None:
         for fraction, run in others:
             if k in run and run[k]["ratio"] and ratios and vals:
                 label = "control (the injection's code, no spin)" if fraction == "control" else f"injected {fraction:.0%}"
+                vs_ref = (f", vs-ref {run[k]['ref'] / statistics.median(refs) - 1:+.1%}"
+                          if refs and run[k]["ref"] else "")
                 print(f"{'':<24} {label}: samples/s {run[k]['value'] / statistics.median(vals) - 1:+.1%}"
-                      f" against the clean median, vs-native {run[k]['ratio'] / statistics.median(ratios) - 1:+.1%}")
+                      f" against the clean median, vs-native {run[k]['ratio'] / statistics.median(ratios) - 1:+.1%}"
+                      f"{vs_ref}")
     if worker_s:
         print(f"\nnative phase: {native_s:.0f} s of the workers' {worker_s:.0f} s ({native_s / worker_s:.0%}; "
               f"the nightly would take {native_s / max(worker_s - native_s, 1):.0%} longer for these benchmarks)")

@@ -64,6 +64,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+sys.path.insert(0, str(ROOT / "studies"))
+
+from bench_native import fraction_of  # noqa: E402  (folder names as bench_native writes them)
 from tests.helpers import fake_gh  # noqa: E402  (the tests' own stand-in for GitHub)
 
 BRANCH = "data"
@@ -85,14 +88,6 @@ def invocations(folder: Path, fraction: float | None = None) -> tuple[list[Path]
                  f"invocations with records; expected at least one of each "
                  f"(studies/bench_native.py --keep {folder} --inject F)")
     return clean, chosen
-
-
-def fraction_of(folder: Path) -> float:
-    """F of an inject-F-NN folder (F as bench_native writes it, `{F:g}`: 0.03, 1e-05)."""
-    try:
-        return float(folder.name[len("inject-"):].rsplit("-", 1)[0])
-    except ValueError:
-        sys.exit(f"pipeline_replay: {folder}: expected a folder named inject-F-NN, F a fraction such as 0.03")
 
 
 def redated(path: Path, night: datetime, run_id: str, build: str) -> dict:

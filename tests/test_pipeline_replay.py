@@ -118,5 +118,4 @@ def test_a_fraction_is_read_as_bench_native_names_it():
         [0.03, 1e-05, 0.1]
     with pytest.raises(SystemExit) as e:
         module.fraction_of(Path("kept/inject-late-00"))
-    assert str(e.value.code) == ("pipeline_replay: kept/inject-late-00: expected a folder named inject-F-NN, "
-                                 "F a fraction such as 0.03")
+    assert str(e.value.code) == "kept/inject-late-00: expected a folder named inject-F-NN, F a fraction such as 0.03"
