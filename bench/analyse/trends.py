@@ -20,7 +20,7 @@ A change at night c, within the last `window` nights, is called when:
 2. the nights from c sit at the new level la, its median of them: within
    its band (noise_factor times its own sigma, at most NOISIER times the
    old, and at least the floor), at most half the step from it, or past it
-   within the band. Night c and at least `confirm` nights must, all but
+   within the band. At least `confirm` nights from c, c counted, must, all but
    max(1, n // 4) of the n; dips below both levels are neither at it nor
    off it, but the newest `confirm` nights are not all dips. So a dip, or a
    few dips of different depths, is no level;
