@@ -63,7 +63,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-
 sys.path.insert(0, str(ROOT / "studies"))
 
 from bench_native import fraction_of  # noqa: E402  (folder names as bench_native writes them)

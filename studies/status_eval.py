@@ -361,5 +361,6 @@ def _goals(m, det, flat_calls, fa) -> str:
               f"{dip_fa} replayed" if drawn("dips") else "dips n/a")
     return f"{precise}; {dipped}; replayed false alarms {false} in {years:.1f} series-years ({10 * false / years:.2f} per 10)"
 
+
 if __name__ == "__main__":
     sys.exit(main())

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -66,17 +67,21 @@ def _real_histories() -> list[tuple[np.ndarray, float]]:
 _REAL: list | None = None
 
 
-def harness_residuals(path: Path = HARNESS_NOISE) -> list[np.ndarray]:
-    """Each set of harness_noise.json (or ref_noise.json) as log residuals around its mean, up = faster."""
+@lru_cache(maxsize=4)
+def harness_residuals(path: Path = HARNESS_NOISE) -> tuple[np.ndarray, ...]:
+    """Each set of harness_noise.json (or ref_noise.json) as log residuals around its mean, up = faster;
+    read once per file, not once per stream."""
     data = json.loads(path.read_text())
     out = []
     for s in data["sets"]:
         logs = np.log(np.array(s["values"], dtype=float)) * (1.0 if s["better"] == "bigger" else -1.0)
-        out.append(logs - logs.mean())
-    return out
+        res = logs - logs.mean()
+        res.setflags(write=False)  # shared by every stream drawn from it
+        out.append(res)
+    return tuple(out)
 
 
-def _blocks(sets: list[np.ndarray], n: int, rng: np.random.Generator) -> np.ndarray:
+def _blocks(sets: tuple[np.ndarray, ...], n: int, rng: np.random.Generator) -> np.ndarray:
     """n nights of a block bootstrap: HARNESS_BLOCK consecutive residuals of a random set at a time."""
     out: list[float] = []
     while len(out) < n:
