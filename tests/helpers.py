@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -11,6 +12,19 @@ from typing import Iterable, Sequence
 from bench.records.record import RunRecord, format_time, write
 
 T0 = datetime(2026, 11, 1, 2, 0, tzinfo=timezone.utc)
+STUDIES = Path(__file__).resolve().parent.parent / "studies"
+
+
+def load_study(name: str, monkeypatch=None):
+    """studies/<name>.py as a module (studies are scripts, not a package). With `monkeypatch`
+    it is also in sys.modules for the test's length, which a process pool's pickling or a
+    generated sitecustomize that imports it needs."""
+    spec = importlib.util.spec_from_file_location(name, STUDIES / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    if monkeypatch is not None:
+        monkeypatch.setitem(sys.modules, name, module)
+    spec.loader.exec_module(module)
+    return module
 
 
 def ok(model: str, mode: str, value: float, samples: Sequence[float] | None = None, **extra) -> dict:

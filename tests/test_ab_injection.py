@@ -4,20 +4,16 @@ FRACTION of the step's own time per call, the widened MLP FRACTION of its work."
 import importlib.util
 import sys
 import types
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import load_study
+
 
 
 @pytest.fixture
 def study(monkeypatch):
-    spec = importlib.util.spec_from_file_location("ab_injection", ROOT / "studies" / "ab_injection.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, module)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("ab_injection", monkeypatch)
 
 
 def _stepping(study, monkeypatch, fraction: float, spend: str | None = None, only: str | None = None):
@@ -159,8 +155,6 @@ def test_the_step_injection_slows_only_the_build_it_names(study, monkeypatch):
 def test_the_step_injection_wraps_keras_when_the_process_imports_it(study, monkeypatch, tmp_path):
     """Installed before keras is imported (a worker's start), the site waits for the import:
     a probe first does not use it up, and once keras has run its Model is wrapped."""
-    import importlib.util
-
     (tmp_path / "keras").mkdir()
     (tmp_path / "keras" / "__init__.py").write_text(
         "class Model:\n"
@@ -186,8 +180,6 @@ def test_the_step_injection_wraps_keras_when_the_process_imports_it(study, monke
 def test_the_widened_site_patches_the_mlp_and_the_gate_when_the_worker_imports_them(study, monkeypatch):
     """The same hook (studies/site_hooks.py) serves the widened MLP: nothing at the start, each
     module patched once when imported, a probe first using nothing up, then the hook gone."""
-    import importlib
-
     mlp, gate = "bench.measure.workloads.mlp", "bench.measure.workloads.gate"
     _fresh(monkeypatch, mlp, gate)
     site = {}

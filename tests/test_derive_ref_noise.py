@@ -3,7 +3,6 @@ into the "ref" noise kind's sets: each series' vs-ref ratio per clean
 invocation, in the order measured, injected ones and the reference build's
 own records left out; and the kind draws from what it wrote."""
 
-import importlib.util
 import json
 import sys
 from datetime import timedelta
@@ -14,17 +13,13 @@ import pytest
 
 from bench.records.record import write
 from tests.corpus import streams
-from tests.helpers import T0, make_record, ok
+from tests.helpers import T0, load_study, make_record, ok
 
-ROOT = Path(__file__).resolve().parent.parent
 RATIOS = [0.98, 1.01, 0.99, 1.02, 1.00]
 
 
 def study():
-    spec = importlib.util.spec_from_file_location("derive_ref_noise", ROOT / "studies" / "derive_ref_noise.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("derive_ref_noise")
 
 
 def pair(folder: Path, ratio: float, when, run_id: str) -> None:

@@ -2,22 +2,19 @@
 by a known power is held still once that time is taken out, and a step built
 into it reads at its size."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import load_study
+
 POWER = 0.5  # how the made-up ratios follow the native time: r = 1.2 * (n / 0.6) ** POWER
 
 
 def study():
-    spec = importlib.util.spec_from_file_location("native_adjust", ROOT / "studies" / "native_adjust.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("native_adjust")
 
 
 def invocation(folder: Path, native_s: float, step: float = 0.0) -> None:

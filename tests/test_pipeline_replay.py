@@ -3,7 +3,6 @@ bench publish, report and alert (issue 53 item 6): a step made by how the
 nights were built is called Regressed, its alert issue opens and confirm.yml
 is dispatched, and the flat nights before it raise nothing."""
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -11,18 +10,14 @@ from pathlib import Path
 import pytest
 
 from bench.records.record import write
-from tests.helpers import make_record, ok
+from tests.helpers import load_study, make_record, ok
 
-ROOT = Path(__file__).resolve().parent.parent
 CLEAN = [1000, 1004, 997, 1002, 999, 1001, 998, 1003, 1000, 996, 1002, 999]
 SLOWER = [920, 923, 918, 921]  # 8 % slower: the label is how these nights are built
 
 
 def study():
-    spec = importlib.util.spec_from_file_location("pipeline_replay", ROOT / "studies" / "pipeline_replay.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("pipeline_replay")
 
 
 def kept(folder: Path, reference: bool = False) -> Path:

@@ -2,22 +2,15 @@
 draws as in the full run (a group's seed is its place among all groups), and
 an unknown kind is one line."""
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+from tests.helpers import load_study
+
 ARGS = ["--streams", "1", "--years", "1", "--methods", "project rule", "--jobs", "1"]
 
 
 def study(monkeypatch):
-    spec = importlib.util.spec_from_file_location("status_eval", ROOT / "studies" / "status_eval.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "status_eval", module)
-    spec.loader.exec_module(module)
-    return module
+    return load_study("status_eval", monkeypatch)  # in sys.modules: the process pool pickles by name
 
 
 def test_one_kind_runs_alone_with_its_own_draws(capsys, monkeypatch):
